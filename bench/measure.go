@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/cilium/ebpf"
+)
+
+const notifyAttached = "__BPFTRACE_NOTIFY_PROBES_ATTACHED"
+
+// reaperEnv marks gotrace's background detach process (runtime/detach.go).
+const reaperEnv = "GOTRACE_DETACH_REAPER="
+
+// Sample is one run of one tool on one script. Zero values mean "not
+// measured" where the metric does not apply.
+type Sample struct {
+	Err        string  `json:",omitempty"`
+	NsPerEvent float64 // in-kernel run time per program run
+	ProgRuns   uint64  // program runs during the workload
+	Insns      int     // xlated instructions of the programs that ran
+	LoopNs     int64   // workload loop time, traced
+	StartupMs  float64 // start to "attached" (or to exit for SelfExit)
+	ExitMs     float64 // SIGINT to exit
+	// ExtraSIGINTs counts SIGINTs sent again because the tool sat idle in
+	// epoll_wait 5 s after the previous one: bpftrace 0.17 can miss a
+	// SIGINT that lands just before it blocks there with no timeout, as a
+	// user would press Ctrl-C again. ExitMs still counts from the first.
+	ExtraSIGINTs int `json:",omitempty"`
+	// DetachBgMs is how long detaching went on in the background after
+	// the tracer exited (gotrace hands slow detaches to a reaper process):
+	// from exit until no process of the tool's binary is left.
+	DetachBgMs float64
+	RSSKiB     int64 // peak RSS of the tracer process
+	Delivered  int64 // printf lines received
+	LostMsg    int64 // events the tool itself reported lost
+}
+
+var lostRe = regexp.MustCompile(`Lost (\d+) events`)
+
+// runOnce runs tool on sc once: start, wait for attach, run the workload,
+// stop with SIGINT, and measure.
+func runOnce(tool *Tool, sc *Script) Sample {
+	var s Sample
+	cmd := exec.Command(tool.Path, "-e", sc.Text)
+	cmd.Env = append(os.Environ(), notifyAttached+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return fail(s, err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return fail(s, err)
+	}
+
+	var (
+		attached  = make(chan time.Time, 1)
+		once      sync.Once
+		delivered atomic.Int64 // every "E" line
+		tidMu     sync.Mutex
+		byTID     = map[int64]int64{} // "E" lines by the tid they name
+		mu        sync.Mutex
+		tail      bytes.Buffer // non-event output, for errors and "Lost" lines
+		readers   sync.WaitGroup
+	)
+	scan := func(r io.Reader) {
+		defer readers.Done()
+		br := bufio.NewReaderSize(r, 1<<16)
+		for {
+			line, err := br.ReadSlice('\n')
+			switch {
+			case bytes.Equal(bytes.TrimSpace(line), []byte(notifyAttached)):
+				once.Do(func() { attached <- time.Now() })
+			case sc.Printf && bytes.HasPrefix(line, []byte("E ")):
+				delivered.Add(1)
+				tid, _ := strconv.ParseInt(string(bytes.TrimSpace(line[2:])), 10, 64)
+				tidMu.Lock()
+				byTID[tid]++
+				tidMu.Unlock()
+			case len(line) > 0:
+				mu.Lock()
+				if tail.Len() < 1<<20 {
+					tail.Write(line)
+				}
+				mu.Unlock()
+			}
+			if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+				return
+			}
+		}
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return fail(s, err)
+	}
+	pid := cmd.Process.Pid
+	defer syscall.Kill(-pid, syscall.SIGKILL) // whatever is left of its group
+	readers.Add(2)
+	go scan(stdout)
+	go scan(stderr)
+	exited := make(chan error, 1)
+	go func() {
+		readers.Wait()
+		exited <- cmd.Wait()
+	}()
+	output := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return tail.String()
+	}
+	rss := func() int64 {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			return ru.Maxrss // KiB on Linux
+		}
+		return 0
+	}
+
+	if sc.SelfExit {
+		select {
+		case err := <-exited:
+			s.StartupMs = ms(time.Since(start))
+			s.RSSKiB = rss()
+			if err != nil {
+				return fail(s, fmt.Errorf("%v: %s", err, firstLine(output())))
+			}
+			// Both tools announce their probes; a tool that printed nothing
+			// did not run the script, however fast it exited.
+			if !strings.Contains(output(), "Attaching ") {
+				return fail(s, fmt.Errorf("exited without attaching anything: %q", firstLine(output())))
+			}
+		case <-time.After(60 * time.Second):
+			return fail(s, errors.New("did not exit within 60s"))
+		}
+		return s
+	}
+
+	select {
+	case t := <-attached:
+		s.StartupMs = ms(t.Sub(start))
+	case <-exited:
+		return fail(s, fmt.Errorf("exited before attaching (%s): %q", cmd.ProcessState, firstLine(output())))
+	case <-time.After(120 * time.Second):
+		return fail(s, errors.New("not attached after 120s"))
+	}
+
+	progs := tracerPrograms(pid)
+	defer func() {
+		for _, p := range progs {
+			p.Close()
+		}
+	}()
+	before := progStats(progs)
+	wpid := 0
+	if w := sc.Workload; w != nil {
+		loop, pid, err := w.Run()
+		if err != nil {
+			return fail(s, err)
+		}
+		s.LoopNs, wpid = loop.Nanoseconds(), pid
+	}
+	after := progStats(progs)
+	var runs uint64
+	var rt time.Duration
+	for i, p := range progs {
+		dr := after[i].RunCount - before[i].RunCount
+		if dr == 0 {
+			continue // BEGIN/END and probes the workload did not hit
+		}
+		runs += dr
+		rt += after[i].Runtime - before[i].Runtime
+		if info, err := p.Info(); err == nil {
+			if n, err := info.TranslatedSize(); err == nil {
+				s.Insns += n / 8
+			}
+		}
+	}
+	s.ProgRuns = runs
+	if runs > 0 {
+		s.NsPerEvent = float64(rt.Nanoseconds()) / float64(runs)
+	}
+	if sc.Printf {
+		// Let the tool drain its buffer: stop when no line came for 300 ms.
+		last, deadline := delivered.Load(), time.Now().Add(10*time.Second)
+		for time.Now().Before(deadline) {
+			time.Sleep(300 * time.Millisecond)
+			n := delivered.Load()
+			if n == last {
+				break
+			}
+			last = n
+		}
+	}
+
+	stop := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	deadline := time.Now().Add(120 * time.Second)
+	for done := false; !done; {
+		select {
+		case <-exited:
+			done = true
+			s.ExitMs = ms(time.Since(stop))
+			// The next run starts once the kernel has let go of this one's
+			// probes: a background detach holds the tracing mutexes, and the
+			// next tool's start-up would pay for it.
+			s.DetachBgMs = ms(waitGone(tool.Path, 60*time.Second))
+		case <-time.After(5 * time.Second):
+			if time.Now().After(deadline) {
+				syscall.Kill(-pid, syscall.SIGKILL)
+				<-exited
+				return fail(s, errors.New("still running 120s after SIGINT: killed"))
+			}
+			// Idle in epoll_wait: the SIGINT was missed. Anything else
+			// (detaching hundreds of probes) is work: wait on.
+			if w, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", pid)); string(w) == "do_epoll_wait" || string(w) == "ep_poll" {
+				s.ExtraSIGINTs++
+				cmd.Process.Signal(syscall.SIGINT)
+			}
+		}
+	}
+	s.RSSKiB = rss()
+	tidMu.Lock()
+	s.Delivered = byTID[int64(wpid)]
+	tidMu.Unlock()
+	for _, m := range lostRe.FindAllStringSubmatch(output(), -1) {
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		s.LostMsg += n
+	}
+	return s
+}
+
+// waitGone waits until no background reaper of the executable path is
+// left and returns how long that took.
+func waitGone(path string, limit time.Duration) time.Duration {
+	start := time.Now()
+	want, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return 0
+	}
+	for time.Since(start) < limit {
+		if !running(want) {
+			return time.Since(start)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+func running(exe string) bool {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		if p, err := os.Readlink("/proc/" + e.Name() + "/exe"); err != nil || p != exe {
+			continue
+		}
+		// Only a reaper: other instances of the tool may run on the machine.
+		if env, err := os.ReadFile("/proc/" + e.Name() + "/environ"); err == nil && bytes.Contains(env, []byte(reaperEnv)) {
+			return true
+		}
+	}
+	return false
+}
+
+func fail(s Sample, err error) Sample {
+	s.Err = err.Error()
+	return s
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// tracerPrograms opens the BPF programs the tracer process holds, found
+// through its fds: a program fd's or a link fd's fdinfo names a prog_id.
+func tracerPrograms(pid int) []*ebpf.Program {
+	dir := fmt.Sprintf("/proc/%d/fdinfo", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	seen := map[ebpf.ProgramID]bool{}
+	var progs []*ebpf.Program
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			v, ok := strings.CutPrefix(l, "prog_id:")
+			if !ok {
+				continue
+			}
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+			if err != nil || seen[ebpf.ProgramID(n)] {
+				continue
+			}
+			seen[ebpf.ProgramID(n)] = true
+			if p, err := ebpf.NewProgramFromID(ebpf.ProgramID(n)); err == nil {
+				progs = append(progs, p)
+			}
+		}
+	}
+	sort.Slice(progs, func(i, j int) bool { return progs[i].FD() < progs[j].FD() })
+	return progs
+}
+
+func progStats(progs []*ebpf.Program) []ebpf.ProgramStats {
+	out := make([]ebpf.ProgramStats, len(progs))
+	for i, p := range progs {
+		if st, err := p.Stats(); err == nil {
+			out[i] = *st
+		}
+	}
+	return out
+}
+
+// Untraced workload runs give the baseline for slowdown.
+func runUntraced(w *Workload) (int64, error) {
+	d, _, err := w.Run()
+	return d.Nanoseconds(), err
+}

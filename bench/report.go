@@ -1,0 +1,228 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// Result is every run of one script.
+type Result struct {
+	Script     string
+	Text       string
+	Ops        int64               // operations per workload run (0: none)
+	UntracedNs []int64             // workload loop times without a tracer
+	Samples    map[string][]Sample // by tool name
+}
+
+// Report is a whole bench run.
+type Report struct {
+	Date, Machine string
+	Rounds        int
+	Smoke         bool
+	Tools         []string // [A, B]: ratios are B/A
+	Notes         []string `json:",omitempty"`
+	Results       []*Result
+}
+
+// benchScript runs sc on every usable tool, alternating the order per round
+// (A B, B A, …) so drift on the machine falls on both tools alike, with an
+// untraced workload run before each pair.
+func benchScript(sc *Script, tools []*Tool, rounds int) *Result {
+	r := &Result{Script: sc.Name, Text: sc.Text, Samples: map[string][]Sample{}}
+	if sc.Workload != nil {
+		r.Ops = sc.Workload.Ops
+	}
+	for i := 0; i < rounds; i++ {
+		if sc.Workload != nil {
+			if ns, err := runUntraced(sc.Workload); err == nil {
+				r.UntracedNs = append(r.UntracedNs, ns)
+			}
+		}
+		order := []*Tool{tools[0], tools[1]}
+		if i%2 == 1 {
+			order[0], order[1] = order[1], order[0]
+		}
+		for _, t := range order {
+			if t.Err != nil {
+				continue
+			}
+			r.Samples[t.Name] = append(r.Samples[t.Name], runOnce(t, sc))
+		}
+	}
+	return r
+}
+
+// metric is one table row: how to read it from a tool's good samples.
+type metric struct {
+	name string
+	get  func(r *Result, ss []Sample) (float64, bool)
+	fmt  string
+}
+
+func med(ss []Sample, f func(Sample) float64) float64 {
+	v := make([]float64, len(ss))
+	for i, s := range ss {
+		v[i] = f(s)
+	}
+	sort.Float64s(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func medInt(v []int64) float64 {
+	ss := make([]Sample, len(v))
+	for i := range v {
+		ss[i].LoopNs = v[i]
+	}
+	return med(ss, func(s Sample) float64 { return float64(s.LoopNs) })
+}
+
+func field(f func(Sample) float64) func(*Result, []Sample) (float64, bool) {
+	return func(_ *Result, ss []Sample) (float64, bool) { return med(ss, f), true }
+}
+
+func metricsFor(sc *Result) []metric {
+	hasWork := sc.Ops > 0
+	var m []metric
+	if sc.Script == "begin-exit" {
+		return []metric{
+			{"wall ms", field(func(s Sample) float64 { return s.StartupMs }), "%.0f"},
+			{"peak RSS MiB", field(func(s Sample) float64 { return float64(s.RSSKiB) / 1024 }), "%.1f"},
+		}
+	}
+	if hasWork {
+		m = append(m,
+			metric{"ns/event (in kernel)", func(_ *Result, ss []Sample) (float64, bool) {
+				v := med(ss, func(s Sample) float64 { return s.NsPerEvent })
+				return v, v > 0
+			}, "%.1f"},
+			metric{"xlated insns", func(_ *Result, ss []Sample) (float64, bool) {
+				v := med(ss, func(s Sample) float64 { return float64(s.Insns) })
+				return v, v > 0
+			}, "%.0f"},
+			metric{"workload slowdown", func(r *Result, ss []Sample) (float64, bool) {
+				if len(r.UntracedNs) == 0 {
+					return 0, false
+				}
+				return med(ss, func(s Sample) float64 { return float64(s.LoopNs) }) / medInt(r.UntracedNs), true
+			}, "%.2fx"},
+			metric{"added ns/op", func(r *Result, ss []Sample) (float64, bool) {
+				if len(r.UntracedNs) == 0 {
+					return 0, false
+				}
+				return (med(ss, func(s Sample) float64 { return float64(s.LoopNs) }) - medInt(r.UntracedNs)) / float64(r.Ops), true
+			}, "%.1f"},
+		)
+	}
+	m = append(m,
+		metric{"start-up to attached ms", field(func(s Sample) float64 { return s.StartupMs }), "%.0f"},
+		metric{"Ctrl-C to exit ms", field(func(s Sample) float64 { return s.ExitMs }), "%.0f"},
+		metric{"detach after exit ms", field(func(s Sample) float64 { return s.DetachBgMs }), "%.0f"},
+		metric{"peak RSS MiB", field(func(s Sample) float64 { return float64(s.RSSKiB) / 1024 }), "%.1f"},
+	)
+	if sc.Script == "printf" {
+		m = append(m,
+			metric{"events generated", func(r *Result, _ []Sample) (float64, bool) { return float64(r.Ops), true }, "%.0f"},
+			metric{"events delivered", field(func(s Sample) float64 { return float64(s.Delivered) }), "%.0f"},
+			metric{"events lost", field(func(s Sample) float64 { return float64(sc.Ops - s.Delivered) }), "%.0f"},
+			metric{"lost (tool's report)", field(func(s Sample) float64 { return float64(s.LostMsg) }), "%.0f"},
+			metric{"delivered/s", field(func(s Sample) float64 {
+				if s.LoopNs == 0 {
+					return 0
+				}
+				return float64(s.Delivered) / (float64(s.LoopNs) / 1e9)
+			}), "%.0f"},
+		)
+	}
+	return m
+}
+
+// Print writes the table of both tools' medians and their ratio.
+func (rep *Report) Print(w io.Writer) {
+	a, b := rep.Tools[0], rep.Tools[1]
+	mode := ""
+	if rep.Smoke {
+		mode = ", smoke run"
+	}
+	fmt.Fprintf(w, "gotrace vs bpftrace, %s, %s; medians of %d run(s) per tool, interleaved A B B A%s\n\n",
+		rep.Date, rep.Machine, rep.Rounds, mode)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "script\tmetric\t%s\t%s\t%s/%s\t\n", a, b, b, a)
+	var errs, notes []string
+	for _, r := range rep.Results {
+		good := map[string][]Sample{}
+		for _, tool := range rep.Tools {
+			for _, s := range r.Samples[tool] {
+				if s.ExtraSIGINTs > 0 {
+					notes = append(notes, fmt.Sprintf("%s on %s: idle in epoll_wait 5 s after SIGINT (missed it), sent it %d more time(s); Ctrl-C to exit counts from the first", tool, r.Script, s.ExtraSIGINTs))
+				}
+				if s.Err == "" {
+					good[tool] = append(good[tool], s)
+				} else {
+					errs = append(errs, fmt.Sprintf("%s on %s: %s", tool, r.Script, s.Err))
+				}
+			}
+		}
+		for i, m := range metricsFor(r) {
+			name := ""
+			if i == 0 {
+				name = r.Script
+			}
+			va, oka := value(m, r, good[a])
+			vb, okb := value(m, r, good[b])
+			ratio := "n/a"
+			if oka && okb && va != 0 {
+				ratio = fmt.Sprintf("%.2f", vb/va)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", name, m.name, show(m, va, oka), show(m, vb, okb), ratio)
+		}
+	}
+	tw.Flush()
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "\nnotes:")
+		for _, n := range notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
+	if len(rep.Notes)+len(errs) > 0 {
+		fmt.Fprintln(w, "\nn/a because:")
+		for _, n := range append(rep.Notes, dedup(errs)...) {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
+}
+
+func value(m metric, r *Result, ss []Sample) (float64, bool) {
+	if len(ss) == 0 {
+		return 0, false
+	}
+	return m.get(r, ss)
+}
+
+func show(m metric, v float64, ok bool) string {
+	if !ok {
+		return "n/a"
+	}
+	return fmt.Sprintf(m.fmt, v)
+}
+
+func dedup(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if len(x) > 200 {
+			x = x[:200] + "…"
+		}
+		x = strings.ReplaceAll(x, "\n", " ")
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,251 @@
+// Command gotrace runs bpftrace-language scripts: it compiles them straight
+// to eBPF (no LLVM), attaches them and prints what they collect.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/gotrace/gotrace"
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/check"
+	"github.com/gotrace/gotrace/runtime"
+	"github.com/gotrace/gotrace/runtime/metrics"
+	"github.com/gotrace/gotrace/runtime/output"
+	"github.com/gotrace/gotrace/runtime/sym"
+)
+
+const version = "v0.1.0"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is main without the exit, for tests.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		// A bug must never show the user a Go stack trace.
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "ERROR: internal error: %v (please report this with the script)\n", r)
+			code = 1
+		}
+	}()
+	c, err := parseArgs(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "ERROR: %v\n", err)
+		var ue *usageError
+		if errors.As(err, &ue) {
+			io.WriteString(stderr, usage)
+		}
+		return 1
+	}
+	switch {
+	case c.help:
+		io.WriteString(stdout, usage)
+		return 0
+	case c.version:
+		// The second line says which bpftrace release's language and output
+		// gotrace follows (tools that check "bpftrace v..." keep working).
+		fmt.Fprintf(stdout, "gotrace %s\nbpftrace v0.17.0 (compatible language and output)\n", version)
+		return 0
+	case c.list && c.program == "" && c.file == "":
+		if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: c.listPattern, Verbose: c.verbose, PID: c.pid}); err != nil {
+			fmt.Fprintf(stderr, "ERROR: %v\n", err)
+			return 1
+		}
+		return 0
+	case c.program == "" && c.file == "":
+		io.WriteString(stderr, usage)
+		return 1
+	}
+
+	src, err := readScript(c, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "ERROR: %v\n", err)
+		return 1
+	}
+	strlen, err := envInt("STRLEN", 64)
+	if err != nil {
+		fmt.Fprintf(stderr, "ERROR: %v\n", err)
+		return 1
+	}
+	compiled, err := gotrace.Compile(src, gotrace.Options{
+		Params:      c.params,
+		StrLen:      strlen,
+		Unsafe:      c.unsafe,
+		IncludeDirs: c.includeDirs,
+		Includes:    c.includes,
+		PID:         c.pid,
+		HelperCheck: c.helperCheck,
+		// cpid needs -c, as in bpftrace; -d and explain show any script.
+		ChildCommand: c.cmd != "" || c.debug > 0 || c.explain,
+	})
+	if c.debug > 0 || c.explain {
+		dump(stdout, c, compiled)
+	}
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	if c.debug > 0 {
+		return 0
+	}
+	if c.explain {
+		return 0
+	}
+
+	out, err := runtime.OpenOutput(c.output, buffering(c.buffering))
+	if err != nil {
+		fmt.Fprintf(stderr, "%v\n", err)
+		return 1
+	}
+	defer out.Close()
+	format := output.Text
+	if c.format == "json" {
+		format = output.JSON
+	}
+	syms := sym.New(sym.Options{})
+	printer := runtime.NewTextPrinter(out, format, syms, compiled.Spec)
+	printer.Unsafe = c.unsafe
+	opts := runtime.Options{
+		Printer: printer,
+		Stdout:  out,
+		Stderr:  stderr,
+		Quiet:   c.quiet,
+		Verbose: c.verbose,
+		PID:     c.pid,
+		DryRun:  c.dryRun,
+		Unsafe:  c.unsafe,
+		OnLoad: func(l *runtime.Loaded) {
+			// One STACK_TRACE map per (kernel/user, frame limit): stack_k,
+			// stack_u, stack_k_N, stack_u_N (compiler/ABI.md).
+			for _, m := range l.Spec.Maps {
+				if m.User == nil && strings.HasPrefix(m.Name, "stack_") {
+					syms.SetStackMap(m.Name, l.Maps[m.Name])
+				}
+			}
+			// Programs just loaded have kallsyms names (bpf_prog_...): drop an
+			// index read before (kaddr, listing) so kstacks through them resolve.
+			syms.RefreshKernel()
+		},
+	}
+	if c.metrics != "" {
+		// --metrics: serve the maps to Prometheus while the script runs.
+		ms, err := metrics.Listen(c.metrics)
+		if err != nil {
+			fmt.Fprintf(stderr, "ERROR: --metrics: %v\n", err)
+			return 1
+		}
+		defer ms.Close()
+		fmt.Fprintf(stderr, "Serving metrics on %s\n", ms.URL())
+		onLoad := opts.OnLoad
+		opts.OnLoad = func(l *runtime.Loaded) {
+			onLoad(l)
+			if err := ms.Attach(l); err != nil {
+				fmt.Fprintf(stderr, "WARNING: %v\n", err)
+			}
+		}
+	}
+	if c.cmd != "" {
+		opts.Command = strings.Fields(c.cmd)
+	}
+	if err := runtime.Run(context.Background(), compiled.Spec, opts); err != nil {
+		out.Flush()
+		var ec *runtime.ExitCode
+		if errors.As(err, &ec) {
+			// exit(code): the status is the code's low byte, as exit(3).
+			return ec.Code & 0xff
+		}
+		printError(stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// readScript returns the program text: -e, a file, or stdin for "-".
+func readScript(c *config, stdin io.Reader) (*lang.Source, error) {
+	if c.program != "" {
+		return &lang.Source{Name: "stdin", Text: c.program}, nil
+	}
+	if c.file == "-" {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read the program from stdin: %w", err)
+		}
+		return &lang.Source{Name: "stdin", Text: string(b)}, nil
+	}
+	b, err := os.ReadFile(c.file)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("failed to open file '%s': %s", c.file, errnoText(pe.Err))
+		}
+		return nil, fmt.Errorf("failed to open file '%s': %w", c.file, err)
+	}
+	return &lang.Source{Name: c.file, Text: string(b)}, nil
+}
+
+// errnoText spells an errno as strerror(3) does ("No such file or directory").
+func errnoText(err error) string {
+	s := err.Error()
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// printError prints err as the user should see it: diagnostics in
+// bpftrace's form; other errors as "ERROR: ...".
+func printError(w io.Writer, err error) {
+	var d *lang.Diagnostics
+	if errors.As(err, &d) {
+		fmt.Fprintln(w, d.Error())
+		return
+	}
+	var ie *gotrace.IncludeError
+	if errors.As(err, &ie) {
+		fmt.Fprintln(w, ie.Error()) // clang's form, as bpftrace prints it
+		return
+	}
+	msg := err.Error()
+	if strings.HasPrefix(msg, "ERROR: ") || strings.Contains(msg, ": ERROR: ") {
+		fmt.Fprintln(w, msg)
+		return
+	}
+	fmt.Fprintf(w, "ERROR: %s\n", msg)
+}
+
+func buffering(mode string) runtime.Buffering {
+	switch mode {
+	case "line":
+		return runtime.BufferLine
+	case "full":
+		return runtime.BufferFull
+	case "none":
+		return runtime.BufferNone
+	}
+	return runtime.BufferDefault
+}
+
+// dump prints the stages that finished (-d, explain).
+func dump(w io.Writer, c *config, cp *gotrace.Compiled) {
+	if cp == nil {
+		return
+	}
+	if cp.Prog != nil && cp.Checked == nil {
+		fmt.Fprintln(w, "AST")
+		fmt.Fprint(w, lang.Dump(cp.Prog))
+	}
+	if cp.Checked != nil {
+		fmt.Fprintln(w, "Typed program")
+		fmt.Fprint(w, check.Dump(cp.Checked))
+	}
+	if cp.Spec != nil {
+		fmt.Fprintln(w, "\nBPF")
+		fmt.Fprint(w, cp.Spec.Dump())
+	}
+}

@@ -1,0 +1,305 @@
+package compiler
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/features"
+
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/types"
+	"github.com/gotrace/gotrace/stdlib"
+)
+
+var _ stdlib.Gen = (*gen)(nil)
+
+// callBuiltin runs the builtin's code generation from the stdlib table.
+func (g *gen) callBuiltin(e lang.Expr, name string, args []lang.Expr) (*builtinResult, error) {
+	fn := stdlib.GenFor(name)
+	if fn == nil {
+		return nil, g.errorf(e, "%s is not supported by the compiler", name)
+	}
+	saved := g.res
+	g.res = &builtinResult{dest: g.dest}
+	g.dest = nil
+	defer func() { g.res = saved }()
+	defer g.restore(g.at(e))
+	start := len(g.insns)
+	err := fn(g, &stdlib.Call{Expr: e, Name: name, Args: args, Probe: g.probe})
+	if err == nil {
+		err = g.checkHelpers(name, g.insns[start:])
+	}
+	if err != nil {
+		var ce *Error
+		if errors.As(err, &ce) {
+			return nil, err
+		}
+		var ue *stdlib.UserError
+		if errors.As(err, &ue) {
+			return nil, g.errorf(e, "%s", ue.Msg)
+		}
+		return nil, g.errorf(e, "%s: %v", name, err)
+	}
+	return g.res, nil
+}
+
+func (g *gen) builtinInt(e lang.Expr, name string, args []lang.Expr) (asm.Register, error) {
+	res, err := g.callBuiltin(e, name, args)
+	if err != nil {
+		return 0, err
+	}
+	if !res.set || res.isMem || res.isStr {
+		return 0, g.errorf(e, "%s does not give an integer", name)
+	}
+	for _, p := range pool {
+		if p == res.reg {
+			return p, nil
+		}
+	}
+	r, err := g.reg(e)
+	if err != nil {
+		return 0, err
+	}
+	g.emit(asm.Mov.Reg(r, res.reg))
+	return r, nil
+}
+
+func (g *gen) builtinMem(e lang.Expr, name string, args []lang.Expr) (mem, error) {
+	res, err := g.callBuiltin(e, name, args)
+	if err != nil {
+		return mem{}, err
+	}
+	switch {
+	case res.isMem:
+		return res.m, nil
+	case res.isStr:
+		size := len(res.str) + 1
+		if t := e.Type(); t != nil && t.Size > 0 {
+			size = t.Size
+		}
+		m := g.allocMem(size)
+		g.constString(m, res.str, size)
+		return m, nil
+	}
+	return mem{}, g.errorf(e, "%s does not give a value here", name)
+}
+
+// The stdlib.Gen interface.
+
+func (g *gen) Emit(insns ...asm.Instruction)  { g.emit(insns...) }
+func (g *gen) Label(prefix string) string     { return g.label(prefix) }
+func (g *gen) AttachPoint() *lang.AttachPoint { return g.ap }
+func (g *gen) LoadCtx(dst asm.Register)       { g.loadCtx(dst) }
+func (g *gen) Free(r asm.Register)            { g.free(r) }
+func (g *gen) Return() {
+	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	g.dead = true
+}
+
+func (g *gen) StrLen() int {
+	if g.c.res.StrLen > 0 {
+		return g.c.res.StrLen
+	}
+	return 64
+}
+
+func (g *gen) EvalInt(e lang.Expr) (asm.Register, error) { return g.evalInt(e) }
+
+func (g *gen) EvalAddr(e lang.Expr, dst asm.Register) error {
+	m, err := g.evalMem(e)
+	if err != nil {
+		return err
+	}
+	g.addr(dst, m)
+	return nil
+}
+
+func (g *gen) SetResult(r asm.Register) {
+	g.res.set, g.res.reg = true, r
+}
+
+func (g *gen) ResultMem(dst asm.Register, size int, zero bool) {
+	var m mem
+	if d := g.res.dest; d != nil && d.size == size {
+		m, g.res.dest = d.m, nil
+	} else {
+		m = g.allocMem(size)
+	}
+	if zero {
+		g.zero(m, size)
+	}
+	g.addr(dst, m)
+	g.res.set, g.res.isMem, g.res.m = true, true, m
+}
+
+func (g *gen) ConstResult(s string) {
+	g.res.set, g.res.isStr, g.res.str = true, true, s
+}
+
+func (g *gen) MapRef(dst asm.Register, name string, spec stdlib.InternalMap) {
+	m := g.c.internalMap(name, ebpf.MapType(spec.Type), spec.KeySize, spec.ValueSize, spec.MaxEntries)
+	g.mapPtr(dst, m)
+}
+
+func (g *gen) PtrSpace(t *types.Type) types.AddrSpace { return g.ptrSpace(t) }
+
+// ProbeName is the full name of the attach point, for the `probe` builtin.
+func (g *gen) ProbeName() string {
+	ap := g.ap
+	if ap.Provider == "BEGIN" || ap.Provider == "END" {
+		return ap.Provider
+	}
+	name := ap.Provider
+	for _, part := range []string{ap.Target, ap.Func} {
+		if part != "" {
+			name += ":" + part
+		}
+	}
+	if ap.Offset != 0 {
+		name += fmt.Sprintf("+%d", ap.Offset)
+	}
+	switch ap.Provider {
+	case "profile", "interval":
+		name = fmt.Sprintf("%s:%s:%d", ap.Provider, ap.Unit, ap.Freq)
+	case "software", "hardware":
+		name = fmt.Sprintf("%s:%s:%d", ap.Provider, ap.Func, ap.Freq)
+	}
+	return name
+}
+
+func (g *gen) Hold(src asm.Register) (asm.Register, error) {
+	r, err := g.reg(nil)
+	if err != nil {
+		return 0, err
+	}
+	g.emit(asm.Mov.Reg(r, src))
+	return r, nil
+}
+
+func (g *gen) StackTemp(size int) (int16, error) {
+	m, err := g.allocStack(size)
+	if err != nil {
+		return 0, err
+	}
+	return int16(m.off), nil
+}
+
+func (g *gen) Place(label string) { g.place(label) }
+
+func (g *gen) ArgsCount() int {
+	r := g.c.res.Opts.Resolver
+	if r == nil {
+		return -1
+	}
+	args, _, err := r.Func(g.ap.Func)
+	if err != nil || args == nil {
+		return -1
+	}
+	return len(args.Fields)
+}
+
+// ProbeID is the index of the attach point's name in Spec.Probes.
+func (g *gen) ProbeID() int {
+	name := g.ProbeName()
+	id := -1
+	for i, n := range g.c.spec.Probes {
+		if n == name {
+			id = i
+			break
+		}
+	}
+	if id < 0 {
+		g.c.spec.Probes = append(g.c.spec.Probes, name)
+		id = len(g.c.spec.Probes) - 1
+	}
+	g.prog.Probe, g.prog.ProbeID = ProbeConst, id
+	return id
+}
+
+// ProbeCookie reports whether `probe` is read from the attach cookie
+// (cookieProbe).
+func (g *gen) ProbeCookie() bool {
+	if !cookieProbe(g.ap) {
+		return false
+	}
+	g.prog.Probe = ProbeCookie
+	return true
+}
+
+func (g *gen) TempMem(size int, zero bool) stdlib.Temp {
+	m := g.allocMem(size)
+	if zero {
+		g.zero(m, size)
+	}
+	g.temps = append(g.temps, m)
+	return stdlib.Temp(len(g.temps) - 1)
+}
+
+func (g *gen) TempAddr(dst asm.Register, t stdlib.Temp, off int) {
+	g.addr(dst, g.temps[t].plus(off))
+}
+
+func (g *gen) SetResultTemp(t stdlib.Temp) {
+	g.res.set, g.res.isMem, g.res.m = true, true, g.temps[t]
+}
+
+func (g *gen) Output(t stdlib.Temp, size int) {
+	rb := g.c.internalMap(MapRingBuf, ebpf.RingBuf, 0, 0, g.c.opts.RingBufSize)
+	g.mapPtr(asm.R1, rb)
+	g.addr(asm.R2, g.temps[t])
+	g.emit(asm.Mov.Imm(asm.R3, int32(size)), asm.Mov.Imm(asm.R4, 0), asm.FnRingbufOutput.Call())
+	g.countLost()
+}
+
+// countLost follows every bpf_ringbuf_output call: a failed output (r0 != 0,
+// the ring is full) adds 1 to lost_events[0] through the map value's direct
+// address (ABI.md), so a delivered record costs one jump.
+func (g *gen) countLost() {
+	lm := g.c.internalMap(MapLostEvents, ebpf.Array, 4, 8, 1)
+	ok := g.label("output_ok")
+	g.emit(asm.JEq.Imm(asm.R0, 0, ok),
+		asm.LoadMapValue(asm.R1, 0, 0).WithReference(lm.Name),
+		asm.Mov.Imm(asm.R2, 1),
+		asm.StoreXAdd(asm.R1, asm.R2, asm.DWord))
+	g.place(ok)
+}
+
+func (g *gen) EventFormat(kind stdlib.EventKind, format string, args *types.Type) int {
+	return g.c.addEvent(&Event{Kind: EventKind(kind), Format: format, Args: args, Pos: g.span})
+}
+
+func (g *gen) KernelSymbol(name string) (uint64, bool) { return g.c.kernelSymbol(name) }
+
+// USDTSites are the sites of every usdt attach point of the program.
+func (g *gen) USDTSites() ([]stdlib.USDTSite, error) {
+	if g.c.opts.USDTSites == nil {
+		return nil, fmt.Errorf("the arguments of usdt probes are unknown here")
+	}
+	var all []stdlib.USDTSite
+	for _, ap := range g.prog.Attach {
+		sites, err := g.c.opts.USDTSites(ap.Target, ap.NS, ap.Func)
+		if err != nil {
+			return nil, &stdlib.UserError{Msg: err.Error()}
+		}
+		all = append(all, sites...)
+	}
+	return all, nil
+}
+
+// checkHelpers fails when code a builtin emitted calls a helper the kernel
+// lacks for this program type, naming the builtin, the helper and the
+// kernel version that added it (the verifier would only say "invalid func").
+func (g *gen) checkHelpers(name string, insns asm.Instructions) error {
+	have := g.c.opts.HaveHelper
+	if have == nil {
+		have = features.HaveProgramHelper
+	}
+	for _, fn := range stdlib.HelperCalls(insns) {
+		if err := have(g.prog.Type, fn); errors.Is(err, ebpf.ErrNotSupported) {
+			return stdlib.MissingHelperError(name, fn)
+		}
+	}
+	return nil
+}

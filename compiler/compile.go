@@ -1,0 +1,615 @@
+package compiler
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/check"
+	"github.com/gotrace/gotrace/lang/types"
+	"github.com/gotrace/gotrace/stdlib"
+)
+
+// Options configure code generation.
+type Options struct {
+	// MapKeysMax is the maximum number of entries of a keyed user map
+	// (GOTRACE_MAP_KEYS_MAX); 0 means bpftrace's default, 4096.
+	MapKeysMax uint32
+	// RingBufSize is the ring buffer's size in bytes (a power of two,
+	// multiple of the page size); 0 means 1 MiB.
+	RingBufSize uint32
+	// KernelSymbol resolves kaddr("sym") at compile time; nil reads
+	// /proc/kallsyms (once).
+	KernelSymbol func(name string) (uint64, bool)
+	// USDTSites lists the sites of usdt probes matching path, provider
+	// and name (as in usdt:PATH:PROVIDER:NAME; path or provider may be
+	// empty with -p) with their argument specs, for argN on usdt probes.
+	// The runtime decodes them (runtime.USDTProbes); nil means argN is
+	// not available on usdt probes.
+	USDTSites func(path, provider, name string) ([]stdlib.USDTSite, error)
+	// HelperCheck is -k (1: warn when map updates and deletes fail) or
+	// -kk (2: map lookups of absent keys too), as bpftrace; 0 adds no
+	// code.
+	HelperCheck int
+	// HaveHelper reports whether programs of type pt may call helper fn
+	// (nil) or not (an error wrapping ebpf.ErrNotSupported); other errors
+	// mean "unknown" and are ignored. A builtin whose code calls a missing
+	// helper fails with the builtin, the helper and the kernel version that
+	// added it. Nil probes the running kernel (features.HaveProgramHelper).
+	HaveHelper func(pt ebpf.ProgramType, fn asm.BuiltinFunc) error
+	// MaxProbes caps the kfunc/kretfunc programs a wildcard expands to
+	// (0: GOTRACE_MAX_PROBES / BPFTRACE_MAX_PROBES, else 512).
+	MaxProbes int
+	// SyscallTracepoints chooses how syscalls tracepoints are compiled
+	// (GOTRACE_SYSCALL_TRACEPOINTS; syscalls.go): "perf" keeps them on the
+	// kernel's perf tracepoint events, "raw" makes programs on the raw
+	// sys_enter/sys_exit tracepoints wherever the clauses allow, and ""
+	// ("auto") does so for scripts that trace many system calls.
+	SyscallTracepoints string
+}
+
+// Internal map names (ABI.md).
+const (
+	MapRingBuf = "ringbuf"
+	MapScratch = "scratch"
+	// MapStart holds the tracer's start time (CLOCK_MONOTONIC ns) at key 0,
+	// written by the runtime before attaching; `elapsed` subtracts it.
+	MapStart = "start"
+	// MapCpid holds the -c command's pid at key 0, written by the runtime
+	// once the command is started, before attaching; `cpid` reads it.
+	MapCpid = stdlib.CpidMap
+	// MapLostEvents counts at key 0 the records bpf_ringbuf_output could not
+	// put in the full ring; the runtime prints "Lost N events".
+	MapLostEvents = "lost_events"
+)
+
+// Error is a code-generation error at a place in the script.
+type Error struct {
+	Span lang.Span
+	Msg  string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Span.Start, e.Msg) }
+
+// Compile turns a checked program into BPF programs, maps and event formats.
+// It touches no kernel: the result is the same on every machine.
+func Compile(res *check.Result, opts Options) (*Spec, error) {
+	if res == nil || res.Prog == nil {
+		return nil, fmt.Errorf("compile: no program")
+	}
+	if opts.MapKeysMax == 0 {
+		opts.MapKeysMax = 4096
+	}
+	if opts.RingBufSize == 0 {
+		opts.RingBufSize = 1 << 20
+	}
+	c := &compiler{
+		res:   res,
+		opts:  opts,
+		spec:  &Spec{Source: res.Prog.Src},
+		maps:  map[string]*MapSpec{},
+		names: map[string]bool{},
+	}
+	c.sysLower = c.canLowerSyscalls()
+	all, err := c.groupAll()
+	if err != nil {
+		return nil, err
+	}
+	if c.sysLower != nil && !c.fewSyscallProgs(all) {
+		c.kfuncProbes = 0
+		if all, err = c.groupAll(); err != nil {
+			return nil, err
+		}
+	}
+	for i, p := range res.Prog.Probes {
+		for _, grp := range all[i] {
+			prog, err := c.compileProgram(i, p, grp)
+			if err != nil {
+				return nil, err
+			}
+			c.spec.Programs = append(c.spec.Programs, prog)
+		}
+	}
+	// Maps in a stable order: user maps by name, then internal ones by name.
+	names := make([]string, 0, len(c.maps))
+	for n := range c.maps {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		a, b := c.maps[names[i]], c.maps[names[j]]
+		if (a.User == nil) != (b.User == nil) {
+			return a.User != nil
+		}
+		return names[i] < names[j]
+	})
+	for _, n := range names {
+		c.spec.Maps = append(c.spec.Maps, c.maps[n])
+	}
+	if c.maxScratch > 0 {
+		m := c.maps[MapScratch]
+		m.ValueSize = uint32(c.maxScratch)
+		m.MaxEntries = uint32(len(c.spec.Programs))
+	}
+	return c.spec, nil
+}
+
+type compiler struct {
+	res        *check.Result
+	opts       Options
+	spec       *Spec
+	maps       map[string]*MapSpec
+	names      map[string]bool
+	maxScratch int
+	kallsyms   map[string]uint64
+	// kfuncProbes counts the functions kfunc wildcards expanded to.
+	kfuncProbes int
+	// sysLower: the syscalls tracepoints of sys_enter or sys_exit compile
+	// to programs on that raw tracepoint (syscalls.go).
+	sysLower map[string]bool
+}
+
+// groupAll groups every clause's attach points into programs.
+func (c *compiler) groupAll() ([][][]*lang.AttachPoint, error) {
+	var all [][][]*lang.AttachPoint
+	for _, p := range c.res.Prog.Probes {
+		groups, err := c.groupAttach(p)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, groups)
+	}
+	return all, nil
+}
+
+// fewSyscallProgs reports whether lowering makes at most
+// maxRawSyscallProgs programs per raw tracepoint; a raw tracepoint with
+// more is not lowered (and false says to group again).
+func (c *compiler) fewSyscallProgs(all [][][]*lang.AttachPoint) bool {
+	n := map[string]int{}
+	for _, groups := range all {
+		for _, g := range groups {
+			if d := c.syscallDir(g[0]); d != "" {
+				n[d]++
+			}
+		}
+	}
+	few := true
+	for d, k := range n {
+		if k > maxRawSyscallProgs {
+			c.sysLower[d], few = false, false
+		}
+	}
+	return few
+}
+
+// kernelSymbol resolves a kernel symbol for kaddr().
+func (c *compiler) kernelSymbol(name string) (uint64, bool) {
+	if c.opts.KernelSymbol != nil {
+		return c.opts.KernelSymbol(name)
+	}
+	if c.kallsyms == nil {
+		c.kallsyms = map[string]uint64{}
+		if b, err := os.ReadFile("/proc/kallsyms"); err == nil {
+			c.kallsyms = parseKallsyms(b)
+		}
+	}
+	a, ok := c.kallsyms[name]
+	return a, ok && a != 0
+}
+
+// parseKallsyms reads "ADDR TYPE NAME [module]" lines; the first
+// definition of a name wins.
+func parseKallsyms(b []byte) map[string]uint64 {
+	m := map[string]uint64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			continue
+		}
+		a, err := strconv.ParseUint(f[0], 16, 64)
+		if err != nil {
+			continue
+		}
+		if _, dup := m[f[2]]; !dup {
+			m[f[2]] = a
+		}
+	}
+	return m
+}
+
+// progKind is how a set of attach points is compiled.
+type progKind struct {
+	typ        ebpf.ProgramType
+	attachType ebpf.AttachType
+	abbrev     string
+}
+
+func kindOf(ap *lang.AttachPoint) (progKind, error) {
+	switch ap.Provider {
+	case "BEGIN", "END":
+		return progKind{typ: ebpf.RawTracepoint, abbrev: strings.ToLower(ap.Provider)}, nil
+	case "tracepoint":
+		return progKind{typ: ebpf.TracePoint, abbrev: "tp"}, nil
+	case "rawtracepoint":
+		return progKind{typ: ebpf.RawTracepoint, abbrev: "rtp"}, nil
+	case "kprobe", "kretprobe", "uprobe", "uretprobe", "usdt":
+		return progKind{typ: ebpf.Kprobe, abbrev: map[string]string{
+			"kprobe": "kp", "kretprobe": "krp", "uprobe": "up", "uretprobe": "urp", "usdt": "usdt"}[ap.Provider]}, nil
+	case "kfunc":
+		return progKind{typ: ebpf.Tracing, attachType: ebpf.AttachTraceFEntry, abbrev: "kf"}, nil
+	case "kretfunc":
+		return progKind{typ: ebpf.Tracing, attachType: ebpf.AttachTraceFExit, abbrev: "krf"}, nil
+	case "iter":
+		return progKind{typ: ebpf.Tracing, attachType: ebpf.AttachTraceIter, abbrev: "iter"}, nil
+	case "profile", "interval", "software", "hardware", "watchpoint", "asyncwatchpoint":
+		return progKind{typ: ebpf.PerfEvent, abbrev: map[string]string{
+			"profile": "prof", "interval": "intv", "software": "sw", "hardware": "hw",
+			"watchpoint": "wp", "asyncwatchpoint": "awp"}[ap.Provider]}, nil
+	}
+	return progKind{}, &Error{Span: ap.Span(), Msg: fmt.Sprintf("probe type %q is not supported by the compiler", ap.Provider)}
+}
+
+// groupAttach splits a clause's attach points into programs: one per
+// provider (a provider fixes the context layout), one per BTF target for
+// fentry/fexit/iter (the kernel ties such a program to one function), and
+// one per attach point when the clause uses `probe` (a per-program constant,
+// or the attach cookie of wildcard attach points: see cookieProbe).
+//
+// Tracepoints of a clause that reads `args` are grouped by their record
+// layout: the checker typed `args` from one of them, and each program must
+// read its own fields' offsets (bpftrace generates code per probe too);
+// wildcard ones are first expanded to their matches (expandTracepoints).
+func (c *compiler) groupAttach(p *lang.Probe) ([][]*lang.AttachPoint, error) {
+	usesProbe, usesArgs := false, false
+	fields := map[string]bool{} // the args fields the clause reads
+	lang.Inspect(p, func(n lang.Node) bool {
+		if b, ok := n.(*lang.BuiltinExpr); ok && b.Name == "probe" {
+			usesProbe = true
+		}
+		if b, ok := n.(*lang.BuiltinExpr); ok && b.Name == "args" {
+			usesArgs = true
+		}
+		if f, ok := n.(*lang.FieldExpr); ok && isArgs(f.X) {
+			fields[f.Field] = true
+		}
+		return true
+	})
+	attach := p.Attach
+	if usesArgs {
+		attach = c.expandTracepoints(attach)
+	} else if c.sysLower["sys_enter"] || c.sysLower["sys_exit"] {
+		attach = c.expandSyscalls(attach)
+	}
+	if usesProbe {
+		attach = c.expandRawTracepoints(attach)
+	}
+	attach, err := c.expandKfuncs(attach, usesArgs, fields)
+	if err != nil {
+		return nil, err
+	}
+	var groups [][]*lang.AttachPoint
+	index := map[string]int{}
+	for _, ap := range attach {
+		key := ap.Provider
+		switch {
+		case usesProbe:
+			key = ap.Raw + "\x00" + fmt.Sprint(len(groups))
+		case ap.Provider == "kfunc" || ap.Provider == "kretfunc" || ap.Provider == "iter":
+			key += ":" + ap.Target + ":" + ap.Func
+		case ap.Provider == "tracepoint" && usesArgs:
+			key += ":" + layoutKey(c.tracepointRecord(ap), fields)
+		}
+		if d := c.syscallDir(ap); d != "" {
+			key += ":" + d // a raw sys_enter or sys_exit program
+		}
+		if i, ok := index[key]; ok {
+			groups[i] = append(groups[i], ap)
+			continue
+		}
+		index[key] = len(groups)
+		groups = append(groups, []*lang.AttachPoint{ap})
+	}
+	return groups, nil
+}
+
+// expandTracepoints replaces each wildcard tracepoint of aps by its
+// matches, listed by the resolver, so that groupAttach can split them by
+// record layout: the fields a clause reads of `args` may sit at different
+// offsets in different matches (argv is at 24 in sys_enter_execve, 32 in
+// sys_enter_execveat). A pattern the resolver can't expand, or that matches
+// nothing, stays a wildcard for the runtime to expand (and report).
+func (c *compiler) expandTracepoints(aps []*lang.AttachPoint) []*lang.AttachPoint {
+	lister, ok := c.res.Opts.Resolver.(check.TracepointLister)
+	if !ok {
+		return aps
+	}
+	var out []*lang.AttachPoint
+	for _, ap := range aps {
+		if ap.Provider != "tracepoint" || !ap.Wildcard {
+			out = append(out, ap)
+			continue
+		}
+		matches, err := lister.TracepointMatches(ap.Target, ap.Func)
+		if err != nil || len(matches) == 0 {
+			out = append(out, ap)
+			continue
+		}
+		for _, m := range matches {
+			e := *ap
+			e.Target, e.Func = m[0], m[1]
+			e.Wildcard = false
+			e.Raw = "tracepoint:" + m[0] + ":" + m[1]
+			out = append(out, &e)
+		}
+	}
+	return out
+}
+
+// expandRawTracepoints replaces each wildcard rawtracepoint of aps by its
+// matches, so that `probe` names the raw tracepoint that fired: raw
+// tracepoint links take no cookie, and a clause using `probe` has one
+// program per attach point. A pattern the resolver can't expand stays.
+func (c *compiler) expandRawTracepoints(aps []*lang.AttachPoint) []*lang.AttachPoint {
+	lister, ok := c.res.Opts.Resolver.(check.TracepointLister)
+	if !ok {
+		return aps
+	}
+	var out []*lang.AttachPoint
+	for _, ap := range aps {
+		if ap.Provider != "rawtracepoint" || !ap.Wildcard || ap.Target != "" {
+			out = append(out, ap)
+			continue
+		}
+		matches, err := lister.TracepointMatches("*", ap.Func)
+		if err != nil || len(matches) == 0 {
+			out = append(out, ap)
+			continue
+		}
+		seen := map[string]bool{}
+		var names []string
+		for _, m := range matches {
+			if !seen[m[1]] && !layout.NotRawTracepoint(m[0]) {
+				seen[m[1]] = true
+				names = append(names, m[1])
+			}
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			e := *ap
+			e.Func, e.Wildcard = n, false
+			e.Raw = "rawtracepoint:" + n
+			out = append(out, &e)
+		}
+	}
+	return out
+}
+
+// cookieProbe reports whether a program for ap reads `probe` from the
+// attach cookie: ap names a set that only the live system resolves
+// (wildcards; usdt without a path, found in a process's files), and its
+// provider attaches with cookies. A clause using `probe` has one program
+// per attach point (groupAttach), so the cookie tells its expansions apart;
+// other programs keep a constant, with no cost per event.
+func cookieProbe(ap *lang.AttachPoint) bool {
+	switch ap.Provider {
+	case "tracepoint", "kprobe", "kretprobe", "uprobe", "uretprobe":
+		return ap.Wildcard
+	case "usdt":
+		return ap.Wildcard || !strings.Contains(ap.Target, "/")
+	}
+	// BEGIN/END and perf events have one name each; kfunc/kretfunc and
+	// rawtracepoint programs serve one function.
+	return false
+}
+
+func (c *compiler) compileProgram(clause int, p *lang.Probe, aps []*lang.AttachPoint) (*Program, error) {
+	k, err := kindOf(aps[0])
+	if err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("c%d_%s", clause, k.abbrev)
+	for i := 1; c.names[name]; i++ {
+		name = fmt.Sprintf("c%d_%d_%s", clause, i, k.abbrev)
+	}
+	c.names[name] = true
+	prog := &Program{
+		Name:       name,
+		Clause:     clause,
+		Attach:     aps,
+		Type:       k.typ,
+		AttachType: k.attachType,
+		License:    "GPL",
+	}
+	if k.typ == ebpf.Tracing {
+		prog.AttachTo = aps[0].Func
+	}
+	nrs := c.lowerSyscallProgram(prog)
+	g := newGen(c, prog, p, aps[0], len(c.spec.Programs))
+	g.sysNrs = nrs
+	insns, err := g.generate()
+	if err != nil {
+		return nil, err
+	}
+	prog.Insns = insns
+	return prog, nil
+}
+
+// userMap returns the MapSpec implementing the script's map mi.
+func (c *compiler) userMap(mi *lang.MapInfo) (*MapSpec, *mapLayout, error) {
+	lay, err := layoutOf(mi)
+	if err != nil {
+		return nil, nil, err
+	}
+	name := userMapName(mi.Name)
+	if m, ok := c.maps[name]; ok {
+		return m, lay, nil
+	}
+	m := &MapSpec{
+		Name:       name,
+		Type:       ebpf.Hash,
+		KeySize:    uint32(lay.key.Size),
+		ValueSize:  uint32(lay.value.Size),
+		MaxEntries: c.opts.MapKeysMax,
+		User:       mi,
+	}
+	if lay.agg {
+		m.Type = ebpf.PerCPUHash
+		m.PerCPU = true
+	}
+	if lay.array {
+		m.Type = ebpf.PerCPUArray
+	}
+	if len(lay.parts) == 0 && !lay.bucket {
+		m.MaxEntries = 1
+	}
+	c.maps[name] = m
+	return m, lay, nil
+}
+
+// userMapName is the BPF map name of script map @name: "@x" → "m_x", "@" → "m_".
+func userMapName(n string) string { return "m_" + strings.TrimPrefix(n, "@") }
+
+// internalMap returns (creating on first use) an internal map.
+func (c *compiler) internalMap(name string, typ ebpf.MapType, key, value, max uint32) *MapSpec {
+	if m, ok := c.maps[name]; ok {
+		return m
+	}
+	m := &MapSpec{Name: name, Type: typ, KeySize: key, ValueSize: value, MaxEntries: max}
+	c.maps[name] = m
+	return m
+}
+
+// addEvent registers an event format and returns its ID.
+func (c *compiler) addEvent(ev *Event) int {
+	ev.ID = len(c.spec.Events)
+	c.spec.Events = append(c.spec.Events, ev)
+	return ev.ID
+}
+
+// mapLayout is how a user map's keys and values sit in BPF memory (ABI.md).
+type mapLayout struct {
+	parts     []*types.Type // key parts as stored (integers widened)
+	key       *types.Type   // the whole key (Tuple of parts [+ bucket], or one part)
+	offs      []int         // offset of each part in the key
+	bucket    bool          // hist/lhist: a u64 bucket index follows the user key
+	bucketOff int
+	value     *types.Type
+	agg       bool
+	// array: a key-less count() is a 1-entry PERCPU_ARRAY with the u32 key 0
+	// (ABI.md): its lookup always succeeds (the kernel inlines it), so
+	// counting is a lookup and an add, with no insert path.
+	array bool
+}
+
+// storage is how a value of type t is stored in map keys, values and
+// records: integers widened to 8 bytes, everything else as is.
+func storage(t *types.Type) *types.Type {
+	if t == nil {
+		return types.U64
+	}
+	if isScalar(t) && t.Size < 8 {
+		c := *t
+		c.Size = 8
+		c.Align = 0
+		if c.Kind == types.Bool {
+			c.Kind = types.Int
+		}
+		return &c
+	}
+	return t
+}
+
+func layoutOf(mi *lang.MapInfo) (*mapLayout, error) {
+	if mi == nil || mi.Value == nil {
+		return nil, fmt.Errorf("map has no type")
+	}
+	l := &mapLayout{}
+	parts := mi.KeyParts
+	if len(parts) == 0 && mi.Key != nil {
+		parts = []*types.Type{mi.Key}
+	}
+	for _, p := range parts {
+		l.parts = append(l.parts, storage(p))
+	}
+	kind := mi.Value.Kind
+	l.agg = kind.IsAggregation()
+	l.bucket = kind == types.Hist || kind == types.Lhist
+	keyParts := l.parts
+	if len(keyParts) == 0 {
+		keyParts = []*types.Type{types.U64}
+	}
+	switch {
+	case len(l.parts) == 0 && kind == types.Count:
+		l.array = true
+		l.key = types.U32
+	case l.bucket:
+		l.key = types.TupleOf(append(append([]*types.Type{}, keyParts...), types.U64)...)
+		l.bucketOff = l.key.Fields[len(l.key.Fields)-1].Offset
+	case len(keyParts) == 1:
+		l.key = keyParts[0]
+	default:
+		l.key = types.TupleOf(keyParts...)
+	}
+	if len(l.parts) > 0 {
+		if l.key.Kind == types.Tuple && (len(l.parts) > 1 || l.bucket) {
+			for i := range l.parts {
+				l.offs = append(l.offs, l.key.Fields[i].Offset)
+			}
+		} else {
+			l.offs = []int{0}
+		}
+	}
+	switch kind {
+	case types.Count, types.Sum, types.Hist, types.Lhist:
+		l.value = &types.Type{Kind: kind, Size: 8, Signed: mi.Value.Signed}
+	case types.Min, types.Max, types.Avg, types.Stats:
+		l.value = &types.Type{Kind: kind, Size: 16, Signed: mi.Value.Signed}
+	default:
+		l.value = storage(mi.Value)
+	}
+	if l.value.Size <= 0 {
+		return nil, fmt.Errorf("map %s: value of type %s has no size", mi.Name, mi.Value)
+	}
+	return l, nil
+}
+
+// tracepointRecord is the args record of one (non-wildcard) tracepoint,
+// nil when unknown (no resolver, a wildcard the runtime expands later).
+func (c *compiler) tracepointRecord(ap *lang.AttachPoint) *types.Type {
+	r := c.res.Opts.Resolver
+	if r == nil || strings.ContainsAny(ap.Target+ap.Func, "*?[{") {
+		return nil
+	}
+	rec, err := r.Tracepoint(ap.Target, ap.Func)
+	if err != nil {
+		return nil
+	}
+	return recordOf(rec)
+}
+
+// layoutKey identifies the layout of the used fields of a record: their
+// names, offsets and sizes.
+func layoutKey(rec *types.Type, used map[string]bool) string {
+	if rec == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, f := range rec.Fields {
+		if !used[f.Name] {
+			continue
+		}
+		size := 0
+		if f.Type != nil {
+			size = f.Type.Size
+		}
+		fmt.Fprintf(&b, "%s@%d/%d/%v;", f.Name, f.Offset, size, f.DataLoc)
+	}
+	return b.String()
+}

@@ -1,0 +1,844 @@
+package compiler
+
+import (
+	"math"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/types"
+	"github.com/gotrace/gotrace/stdlib"
+)
+
+// constInt returns the value of a constant integer expression.
+func (g *gen) constInt(e lang.Expr) (int64, bool) {
+	switch e := e.(type) {
+	case *lang.IntLit:
+		return int64(e.Value), true
+	case *lang.BoolLit:
+		if e.Value {
+			return 1, true
+		}
+		return 0, true
+	case *lang.PositionalExpr:
+		if e.Count {
+			return int64(len(g.c.res.Opts.Params)), true
+		}
+		if e.IsInt {
+			return e.Int, true
+		}
+		if t := e.Type(); t != nil && t.IsInteger() {
+			return 0, true // an absent parameter used as an integer is 0
+		}
+	case *lang.IdentExpr:
+		if e.IsEnum {
+			return e.Value, true
+		}
+	case *lang.SizeofExpr:
+		return int64(e.Val), true
+	case *lang.OffsetofExpr:
+		return int64(e.Val), true
+	}
+	return 0, false
+}
+
+// constStr returns the value of a constant string expression.
+func constStr(e lang.Expr) (string, bool) {
+	switch e := e.(type) {
+	case *lang.StrLit:
+		return e.Value, true
+	case *lang.PositionalExpr:
+		if t := e.Type(); t != nil && t.Kind == types.String {
+			return e.Text, true
+		}
+	}
+	return "", false
+}
+
+func fitsImm(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
+
+// movConst emits r = v.
+func (g *gen) movConst(r asm.Register, v int64) {
+	if fitsImm(v) {
+		g.emit(asm.Mov.Imm(r, int32(v)))
+	} else {
+		g.emit(asm.LoadImm(r, v, asm.DWord))
+	}
+}
+
+// reg allocates a pool register, or fails with a clear error.
+func (g *gen) reg(n lang.Node) (asm.Register, error) {
+	r, ok := g.alloc()
+	if !ok {
+		return 0, g.errorf(n, "expression too complex: out of registers")
+	}
+	return r, nil
+}
+
+// evalInt evaluates an integer or pointer expression into a pool register,
+// extended to 64 bits as its type says.
+func (g *gen) evalInt(e lang.Expr) (asm.Register, error) {
+	defer g.restore(g.at(e))
+	if v, ok := g.constInt(e); ok {
+		r, err := g.reg(e)
+		if err != nil {
+			return 0, err
+		}
+		g.movConst(r, v)
+		return r, nil
+	}
+	switch e := e.(type) {
+	case *lang.VarExpr:
+		m, ok := g.vars[e.Info]
+		if !ok {
+			return 0, g.errorf(e, "variable %s used before it is defined", e.Name)
+		}
+		r, err := g.reg(e)
+		if err != nil {
+			return 0, err
+		}
+		base, off := g.baseOf(m, asm.R1)
+		g.emit(asm.LoadMem(r, base, off, asm.DWord))
+		return r, nil
+	case *lang.MapExpr:
+		return g.mapReadInt(e)
+	case *lang.BuiltinExpr:
+		return g.builtinInt(e, e.Name, nil)
+	case *lang.CallExpr:
+		return g.builtinInt(e, e.Name, e.Args)
+	case *lang.BinaryExpr:
+		return g.binary(e)
+	case *lang.UnaryExpr:
+		return g.unary(e)
+	case *lang.TernaryExpr:
+		r, err := g.reg(e)
+		if err != nil {
+			return 0, err
+		}
+		lelse, lend := g.label("else"), g.label("fi")
+		if err := g.cond(e.Cond, lelse, false); err != nil {
+			return 0, err
+		}
+		if err := g.evalTo(r, e.Then); err != nil {
+			return 0, err
+		}
+		g.emit(asm.Ja.Label(lend))
+		g.place(lelse)
+		if err := g.evalTo(r, e.Else); err != nil {
+			return 0, err
+		}
+		g.place(lend)
+		return r, nil
+	case *lang.CastExpr:
+		r, err := g.evalInt(e.X)
+		if err != nil {
+			return 0, err
+		}
+		g.normalize(r, e.Type())
+		return r, nil
+	case *lang.FieldExpr, *lang.IndexExpr, *lang.TupleIndexExpr:
+		return g.readInt(e)
+	}
+	return 0, g.errorf(e, "cannot compute %T as an integer", e)
+}
+
+// evalTo evaluates e into the existing register r.
+func (g *gen) evalTo(r asm.Register, e lang.Expr) error {
+	if v, ok := g.constInt(e); ok {
+		g.movConst(r, v)
+		return nil
+	}
+	x, err := g.evalInt(e)
+	if err != nil {
+		return err
+	}
+	g.emit(asm.Mov.Reg(r, x))
+	g.free(x)
+	return nil
+}
+
+// isSigned reports whether an operation on x and y is signed in C's usual
+// arithmetic conversions (both widened to 64 bits).
+func isSigned(x, y *types.Type) bool {
+	sx, sy := x != nil && x.Signed, y != nil && y.Signed
+	if sx && sy {
+		return true
+	}
+	// An unsigned operand narrower than 64 bits converts to the signed type.
+	if sx && y != nil && y.Size < 8 && y.Kind != types.Pointer {
+		return true
+	}
+	if sy && x != nil && x.Size < 8 && x.Kind != types.Pointer {
+		return true
+	}
+	return false
+}
+
+var aluOps = map[string]asm.ALUOp{
+	"+": asm.Add, "-": asm.Sub, "*": asm.Mul, "&": asm.And, "|": asm.Or, "^": asm.Xor,
+	"<<": asm.LSh,
+}
+
+func isCompare(op string) bool {
+	switch op {
+	case "==", "!=", "<", "<=", ">", ">=":
+		return true
+	}
+	return false
+}
+
+func isString(t *types.Type) bool {
+	return t != nil && (t.Kind == types.String || t.Kind == types.Buffer)
+}
+
+func (g *gen) binary(e *lang.BinaryExpr) (asm.Register, error) {
+	if e.Op == "&&" || e.Op == "||" || isCompare(e.Op) {
+		r, err := g.reg(e)
+		if err != nil {
+			return 0, err
+		}
+		lf, lend := g.label("false"), g.label("done")
+		if err := g.cond(e, lf, false); err != nil {
+			return 0, err
+		}
+		g.emit(asm.Mov.Imm(r, 1), asm.Ja.Label(lend))
+		g.place(lf)
+		g.emit(asm.Mov.Imm(r, 0))
+		g.place(lend)
+		return r, nil
+	}
+	rx, err := g.evalInt(e.X)
+	if err != nil {
+		return 0, err
+	}
+	signed := isSigned(e.X.Type(), e.Y.Type())
+	if e.Op == ">>" {
+		signed = e.X.Type() != nil && e.X.Type().Signed
+	}
+	// C pointer arithmetic: p ± n moves by n elements, p - q counts them.
+	sx, sy := int64(1), int64(1)
+	if e.Op == "+" || e.Op == "-" {
+		px, py := isPointer(e.X.Type()), isPointer(e.Y.Type())
+		switch {
+		case px && !py:
+			sy = elemScale(e.X.Type())
+		case py && !px && e.Op == "+":
+			sx = elemScale(e.Y.Type())
+		}
+		if sx != 1 {
+			g.emit(asm.Mul.Imm(rx, int32(sx)))
+		}
+		if px && py && e.Op == "-" {
+			if n := elemScale(e.X.Type()); n != 1 {
+				return g.ptrDiff(e, rx, n)
+			}
+		}
+	}
+	if v, ok := g.constInt(e.Y); ok && fitsImm(v*sy) {
+		if err := g.arith(e, e.Op, rx, 0, v*sy, true, signed); err != nil {
+			return 0, err
+		}
+		g.normalize(rx, e.Type())
+		return rx, nil
+	}
+	rx, ry, spilled, err := g.evalPair(e, rx, e.Y)
+	if err != nil {
+		return 0, err
+	}
+	if sy != 1 {
+		g.emit(asm.Mul.Imm(ry, int32(sy)))
+	}
+	if err := g.arith(e, e.Op, rx, ry, 0, false, signed); err != nil {
+		return 0, err
+	}
+	if spilled {
+		// X was reloaded into a scratch register; the result goes to Y's.
+		g.emit(asm.Mov.Reg(ry, rx))
+		rx = ry
+	} else {
+		g.free(ry)
+	}
+	g.normalize(rx, e.Type())
+	return rx, nil
+}
+
+// isPointer reports whether t is a pointer type.
+func isPointer(t *types.Type) bool { return t != nil && t.Kind == types.Pointer }
+
+// elemScale is the step of pointer arithmetic on t: the pointee's size (1
+// for byte and void pointers, and for non-pointers).
+func elemScale(t *types.Type) int64 {
+	if !isPointer(t) || t.Elem == nil || t.Elem.Size <= 1 {
+		return 1
+	}
+	return int64(t.Elem.Size)
+}
+
+// ptrDiff emits rx = (rx - Y) / size: the number of elements between two
+// pointers, signed as in C.
+func (g *gen) ptrDiff(e *lang.BinaryExpr, rx asm.Register, size int64) (asm.Register, error) {
+	rx, ry, spilled, err := g.evalPair(e, rx, e.Y)
+	if err != nil {
+		return 0, err
+	}
+	g.emit(asm.Sub.Reg(rx, ry))
+	if err := g.divmod(false, rx, 0, size, true, true); err != nil {
+		return 0, err
+	}
+	if spilled {
+		g.emit(asm.Mov.Reg(ry, rx))
+		return ry, nil
+	}
+	g.free(ry)
+	return rx, nil
+}
+
+// evalPair evaluates y while x's value (in rx) stays live. With no register
+// left for y, x is spilled to the stack and reloaded into R5 afterwards
+// (spilled is then true and the caller must move the result out of R5).
+func (g *gen) evalPair(n lang.Node, rx asm.Register, y lang.Expr) (asm.Register, asm.Register, bool, error) {
+	if g.nfree() > 0 {
+		ry, err := g.evalInt(y)
+		return rx, ry, false, err
+	}
+	m, err := g.allocStack(8)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	g.storeReg(m, rx, 8)
+	g.free(rx)
+	ry, err := g.evalInt(y)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	g.emit(asm.LoadMem(asm.R5, asm.R10, int16(m.off), asm.DWord))
+	return asm.R5, ry, true, nil
+}
+
+// arith emits rx = rx OP (ry | imm) with C semantics; division and modulo by
+// zero give 0, as in bpftrace.
+func (g *gen) arith(n lang.Node, op string, rx, ry asm.Register, imm int64, isImm, signed bool) error {
+	if alu, ok := aluOps[op]; ok {
+		if isImm {
+			g.emit(alu.Imm(rx, int32(imm)))
+		} else {
+			g.emit(alu.Reg(rx, ry))
+		}
+		return nil
+	}
+	switch op {
+	case ">>":
+		alu := asm.RSh
+		if signed {
+			alu = asm.ArSh
+		}
+		if isImm {
+			g.emit(alu.Imm(rx, int32(imm)))
+		} else {
+			g.emit(alu.Reg(rx, ry))
+		}
+		return nil
+	case "/", "%":
+		return g.divmod(op == "%", rx, ry, imm, isImm, signed)
+	}
+	return g.errorf(n, "operator %s is not supported here", op)
+}
+
+func (g *gen) divmod(mod bool, rx, ry asm.Register, imm int64, isImm, signed bool) error {
+	alu := asm.Div
+	if mod {
+		alu = asm.Mod
+	}
+	if isImm {
+		switch {
+		case imm == 0:
+			g.emit(asm.Mov.Imm(rx, 0))
+			return nil
+		case !signed:
+			g.emit(alu.Imm(rx, int32(imm)))
+			return nil
+		}
+		g.emit(asm.Mov.Imm(asm.R2, int32(imm)))
+		ry = asm.R2
+	} else {
+		// Guard: x / 0 and x % 0 are 0.
+		ok, done := g.label("div"), g.label("divdone")
+		g.emit(asm.JNE.Imm(ry, 0, ok), asm.Mov.Imm(rx, 0), asm.Ja.Label(done))
+		g.place(ok)
+		defer g.place(done)
+		if !signed {
+			g.emit(alu.Reg(rx, ry))
+			return nil
+		}
+		g.emit(asm.Mov.Reg(asm.R2, ry))
+	}
+	// Signed: divide the magnitudes, then fix the sign (the quotient is
+	// negative when the signs differ, the remainder has the dividend's sign).
+	l1, l2, l3 := g.label("absx"), g.label("absy"), g.label("sign")
+	g.emit(asm.Mov.Reg(asm.R3, rx))
+	if !mod {
+		g.emit(asm.Xor.Reg(asm.R3, asm.R2))
+	}
+	g.emit(asm.JSGE.Imm(rx, 0, l1), asm.Neg.Imm(rx, 0))
+	g.place(l1)
+	g.emit(asm.JSGE.Imm(asm.R2, 0, l2), asm.Neg.Imm(asm.R2, 0))
+	g.place(l2)
+	g.emit(alu.Reg(rx, asm.R2), asm.JSGE.Imm(asm.R3, 0, l3), asm.Neg.Imm(rx, 0))
+	g.place(l3)
+	// Ensure the label has an instruction even at the very end.
+	g.emit(asm.Mov.Reg(rx, rx))
+	return nil
+}
+
+func (g *gen) unary(e *lang.UnaryExpr) (asm.Register, error) {
+	switch e.Op {
+	case "-", "~":
+		r, err := g.evalInt(e.X)
+		if err != nil {
+			return 0, err
+		}
+		if e.Op == "-" {
+			g.emit(asm.Neg.Imm(r, 0))
+		} else {
+			g.emit(asm.Xor.Imm(r, -1))
+		}
+		g.normalize(r, e.Type())
+		return r, nil
+	case "!":
+		r, err := g.evalInt(e.X)
+		if err != nil {
+			return 0, err
+		}
+		l := g.label("not")
+		g.emit(asm.Mov.Reg(asm.R0, r), asm.Mov.Imm(r, 1), asm.JEq.Imm(asm.R0, 0, l), asm.Mov.Imm(r, 0))
+		g.place(l)
+		g.emit(asm.Mov.Reg(r, r))
+		return r, nil
+	case "++", "--":
+		return g.incdec(e)
+	case "*":
+		return g.readInt(e)
+	case "&":
+		if r, _, ok, err := g.kaddr(e.X); ok || err != nil {
+			return r, err
+		}
+		return 0, g.errorf(e, "cannot take the address of this expression")
+	}
+	return 0, g.errorf(e, "operator %s is not supported", e.Op)
+}
+
+// cond emits a jump to label when e's truth equals jumpIf.
+func (g *gen) cond(e lang.Expr, label string, jumpIf bool) error {
+	defer g.restore(g.at(e))
+	if v, ok := g.constInt(e); ok {
+		if (v != 0) == jumpIf {
+			g.emit(asm.Ja.Label(label))
+		}
+		return nil
+	}
+	switch e := e.(type) {
+	case *lang.UnaryExpr:
+		if e.Op == "!" {
+			return g.cond(e.X, label, !jumpIf)
+		}
+	case *lang.BinaryExpr:
+		switch e.Op {
+		case "&&", "||":
+			// jump when (X op Y) == jumpIf.
+			and := e.Op == "&&"
+			if and != jumpIf {
+				// &&, jump if false: either false. ||, jump if true: either true.
+				if err := g.cond(e.X, label, jumpIf); err != nil {
+					return err
+				}
+				return g.cond(e.Y, label, jumpIf)
+			}
+			skip := g.label("sc")
+			if err := g.cond(e.X, skip, !jumpIf); err != nil {
+				return err
+			}
+			if err := g.cond(e.Y, label, jumpIf); err != nil {
+				return err
+			}
+			g.place(skip)
+			g.emit(asm.Mov.Reg(asm.R0, asm.R0))
+			return nil
+		}
+		if isCompare(e.Op) {
+			if isString(e.X.Type()) || isString(e.Y.Type()) {
+				return g.strCompare(e, label, jumpIf)
+			}
+			return g.intCompare(e, label, jumpIf)
+		}
+	}
+	r, err := g.evalInt(e)
+	if err != nil {
+		return err
+	}
+	if jumpIf {
+		g.emit(asm.JNE.Imm(r, 0, label))
+	} else {
+		g.emit(asm.JEq.Imm(r, 0, label))
+	}
+	g.free(r)
+	return nil
+}
+
+func jumpOp(op string, signed bool) asm.JumpOp {
+	switch op {
+	case "==":
+		return asm.JEq
+	case "!=":
+		return asm.JNE
+	case "<":
+		if signed {
+			return asm.JSLT
+		}
+		return asm.JLT
+	case "<=":
+		if signed {
+			return asm.JSLE
+		}
+		return asm.JLE
+	case ">":
+		if signed {
+			return asm.JSGT
+		}
+		return asm.JGT
+	case ">=":
+		if signed {
+			return asm.JSGE
+		}
+		return asm.JGE
+	}
+	return asm.JEq
+}
+
+var negated = map[string]string{"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+
+func (g *gen) intCompare(e *lang.BinaryExpr, label string, jumpIf bool) error {
+	op := e.Op
+	if !jumpIf {
+		op = negated[op]
+	}
+	j := jumpOp(op, isSigned(e.X.Type(), e.Y.Type()))
+	rx, err := g.evalInt(e.X)
+	if err != nil {
+		return err
+	}
+	if v, ok := g.constInt(e.Y); ok && fitsImm(v) {
+		g.emit(j.Imm(rx, int32(v), label))
+		g.free(rx)
+		return nil
+	}
+	rx, ry, spilled, err := g.evalPair(e, rx, e.Y)
+	if err != nil {
+		return err
+	}
+	g.emit(j.Reg(rx, ry, label))
+	if !spilled {
+		g.free(rx)
+	}
+	g.free(ry)
+	return nil
+}
+
+// strCompare compares two strings a word at a time, up to the shorter
+// one's size: both are NUL-padded and the shorter one's last byte is NUL,
+// so equal prefixes of that length mean equal strings.
+func (g *gen) strCompare(e *lang.BinaryExpr, label string, jumpIf bool) error {
+	if e.Op != "==" && e.Op != "!=" {
+		return g.errorf(e, "strings can only be compared with == and !=")
+	}
+	x, y := e.X, e.Y
+	if _, ok := constStr(x); ok {
+		x, y = y, x
+	}
+	xt, yt := x.Type(), y.Type()
+	n := xt.Size
+	if yt.Size < n {
+		n = yt.Size
+	}
+	// jumpIf==true with ==, or false with != : jump when equal.
+	jumpOnEqual := (e.Op == "==") == jumpIf
+	ne := label
+	if jumpOnEqual {
+		ne = g.label("strne")
+	}
+	xm, err := g.evalMem(x)
+	if err != nil {
+		return err
+	}
+	if s, ok := constStr(y); ok {
+		b := make([]byte, align8(n))
+		copy(b, s)
+		xb, xo := g.baseOf(xm, asm.R3)
+		for done := 0; done < n; {
+			c := chunk(n-done, int(xo)+done)
+			if c == 8 {
+				c = 4 // immediates are 32 bits; compare 32-bit halves
+			}
+			var w int64
+			for i := c - 1; i >= 0; i-- {
+				w = w<<8 | int64(b[done+i])
+			}
+			g.emit(asm.LoadMem(asm.R1, xb, xo+int16(done), sizeOf(c)),
+				asm.JNE.Imm32(asm.R1, int32(uint32(w)), ne))
+			done += c
+		}
+	} else {
+		ym, err := g.evalMem(y)
+		if err != nil {
+			return err
+		}
+		xb, xo := g.baseOf(xm, asm.R3)
+		yb, yo := g.baseOf(ym, asm.R4)
+		for done := 0; done < n; {
+			c := chunk(n-done, int(xo)+done, int(yo)+done)
+			g.emit(asm.LoadMem(asm.R1, xb, xo+int16(done), sizeOf(c)),
+				asm.LoadMem(asm.R2, yb, yo+int16(done), sizeOf(c)),
+				asm.JNE.Reg(asm.R1, asm.R2, ne))
+			done += c
+		}
+	}
+	if jumpOnEqual {
+		g.emit(asm.Ja.Label(label))
+		g.place(ne)
+		g.emit(asm.Mov.Reg(asm.R0, asm.R0))
+	}
+	return nil
+}
+
+// evalMem evaluates an expression whose value lives in memory (strings,
+// tuples, records, buffers, arrays ...) and returns where it is. The memory
+// may belong to a variable: callers must not write to it.
+func (g *gen) evalMem(e lang.Expr) (mem, error) {
+	defer g.restore(g.at(e))
+	t := e.Type()
+	if t == nil {
+		return mem{}, g.errorf(e, "expression has no type")
+	}
+	if s, ok := constStr(e); ok {
+		m := g.allocMem(t.Size)
+		g.constString(m, s, t.Size)
+		return m, nil
+	}
+	switch e := e.(type) {
+	case *lang.VarExpr:
+		m, ok := g.vars[e.Info]
+		if !ok {
+			return mem{}, g.errorf(e, "variable %s used before it is defined", e.Name)
+		}
+		return m, nil
+	case *lang.MapExpr:
+		return g.mapReadMem(e)
+	case *lang.BuiltinExpr:
+		return g.builtinMem(e, e.Name, nil)
+	case *lang.CallExpr:
+		return g.builtinMem(e, e.Name, e.Args)
+	case *lang.TupleExpr:
+		m := g.allocMem(t.Size)
+		if err := g.storeValue(m, t, e); err != nil {
+			return mem{}, err
+		}
+		return m, nil
+	case *lang.TernaryExpr:
+		m := g.allocMem(t.Size)
+		lelse, lend := g.label("else"), g.label("fi")
+		if err := g.cond(e.Cond, lelse, false); err != nil {
+			return mem{}, err
+		}
+		if err := g.storeValue(m, t, e.Then); err != nil {
+			return mem{}, err
+		}
+		g.emit(asm.Ja.Label(lend))
+		g.place(lelse)
+		if err := g.storeValue(m, t, e.Else); err != nil {
+			return mem{}, err
+		}
+		g.place(lend)
+		g.emit(asm.Mov.Reg(asm.R0, asm.R0))
+		return m, nil
+	case *lang.CastExpr:
+		return g.evalMem(e.X)
+	case *lang.FieldExpr, *lang.IndexExpr, *lang.TupleIndexExpr, *lang.UnaryExpr:
+		return g.readMem(e)
+	}
+	return mem{}, g.errorf(e, "cannot compute a value of type %s here", t)
+}
+
+// constString writes s, NUL-padded to size bytes, at m.
+func (g *gen) constString(m mem, s string, size int) {
+	b := make([]byte, size)
+	copy(b, s)
+	if size > 0 && len(s) >= size {
+		b[size-1] = 0
+	}
+	base, off := g.baseOf(m, asm.R1)
+	for done := 0; done < size; {
+		c := chunk(size-done, int(off)+done)
+		if c == 8 {
+			var w uint64
+			for i := 7; i >= 0; i-- {
+				w = w<<8 | uint64(b[done+i])
+			}
+			if w == 0 {
+				g.emit(stdlib.StImm(base, off+int16(done), 0, asm.DWord))
+				done += 8
+				continue
+			}
+			c = 4
+		}
+		var w uint32
+		for i := c - 1; i >= 0; i-- {
+			w = w<<8 | uint32(b[done+i])
+		}
+		g.emit(stdlib.StImm(base, off+int16(done), int64(int32(w)), sizeOf(c)))
+		done += c
+	}
+}
+
+// storeValue writes e's value at m, laid out as type dt (integers widened or
+// narrowed to dt's size, strings truncated or NUL-padded, padding zeroed).
+func (g *gen) storeValue(m mem, dt *types.Type, e lang.Expr) error {
+	defer g.restore(g.at(e))
+	et := e.Type()
+	if isScalar(dt) || isScalar(et) {
+		if v, ok := g.constInt(e); ok && fitsImm(v) && dt.Size >= 1 {
+			base, off := g.baseOf(m, asm.R1)
+			size := dt.Size
+			if size != 1 && size != 2 && size != 4 {
+				size = 8
+			}
+			g.emit(stdlib.StImm(base, off, v, sizeOf(size)))
+			return nil
+		}
+		size := dt.Size
+		if size != 1 && size != 2 && size != 4 {
+			size = 8
+		}
+		if name, args, ok := builtinCall(e); ok {
+			// Store a builtin's result straight from the register it is
+			// in (often R0), without a move into a pool register.
+			res, err := g.callBuiltin(e, name, args)
+			if err != nil {
+				return err
+			}
+			if !res.set || res.isMem || res.isStr {
+				return g.errorf(e, "%s does not give an integer", name)
+			}
+			tmp := asm.R1
+			if res.reg == asm.R1 {
+				tmp = asm.R2
+			}
+			base, off := g.baseOf(m, tmp)
+			g.emit(asm.StoreMem(base, off, res.reg, sizeOf(size)))
+			g.free(res.reg)
+			return nil
+		}
+		r, err := g.evalInt(e)
+		if err != nil {
+			return err
+		}
+		g.storeReg(m, r, size)
+		g.free(r)
+		return nil
+	}
+	if s, ok := constStr(e); ok && dt.Kind == types.String {
+		g.constString(m, s, dt.Size)
+		return nil
+	}
+	if te, ok := e.(*lang.TupleExpr); ok && dt.Kind == types.Tuple && len(dt.Fields) == len(te.Elems) {
+		for i, el := range te.Elems {
+			if err := g.storeValue(m.plus(dt.Fields[i].Offset), dt.Fields[i].Type, el); err != nil {
+				return err
+			}
+		}
+		g.zeroPadding(m, dt)
+		return nil
+	}
+	if _, _, ok := builtinCall(e); ok && et != nil && et.Kind == dt.Kind && et.Size == dt.Size {
+		// Let the builtin write its value in place (str() or comm straight
+		// into a map key or a record): convertMem then copies nothing.
+		g.dest = &destHint{m: m, size: dt.Size}
+	}
+	src, err := g.evalMem(e)
+	g.dest = nil
+	if err != nil {
+		return err
+	}
+	if dt.Kind == types.Tuple && et.Kind == types.Tuple && !types.Equal(dt, et) && len(dt.Fields) == len(et.Fields) {
+		// Same elements, different sizes (e.g. strings of several lengths).
+		for i := range dt.Fields {
+			if err := g.convertMem(m.plus(dt.Fields[i].Offset), dt.Fields[i].Type, src.plus(et.Fields[i].Offset), et.Fields[i].Type); err != nil {
+				return err
+			}
+		}
+		g.zeroPadding(m, dt)
+		return nil
+	}
+	return g.convertMem(m, dt, src, et)
+}
+
+// convertMem copies a value of type st at src to dst as type dt.
+func (g *gen) convertMem(dst mem, dt *types.Type, src mem, st *types.Type) error {
+	if isScalar(dt) && isScalar(st) {
+		g.loadReg(asm.R5, src, st)
+		size := dt.Size
+		if size != 1 && size != 2 && size != 4 {
+			size = 8
+		}
+		g.storeReg(dst, asm.R5, size)
+		return nil
+	}
+	n := st.Size
+	if dt.Size < n {
+		n = dt.Size
+	}
+	if dst != src {
+		g.copyMem(dst, src, n)
+	}
+	if dt.Size > n {
+		g.zero(dst.plus(n), dt.Size-n)
+	} else if dt.Kind == types.String && st.Size > dt.Size && dt.Size > 0 {
+		// Truncated: keep the string terminated.
+		base, off := g.baseOf(dst, asm.R1)
+		g.emit(stdlib.StImm(base, off+int16(dt.Size-1), 0, asm.Byte))
+	}
+	return nil
+}
+
+// zeroPadding zeroes the bytes of a tuple or record at m not covered by
+// its fields.
+func (g *gen) zeroPadding(m mem, t *types.Type) {
+	at := 0
+	for _, f := range t.Fields {
+		if f.Offset > at {
+			g.zero(m.plus(at), f.Offset-at)
+		}
+		if end := f.Offset + f.Type.Size; end > at {
+			at = end
+		}
+	}
+	if t.Size > at {
+		g.zero(m.plus(at), t.Size-at)
+	}
+}
+
+// builtinCall returns the name and arguments of a builtin variable or call.
+func builtinCall(e lang.Expr) (string, []lang.Expr, bool) {
+	switch e := e.(type) {
+	case *lang.BuiltinExpr:
+		return e.Name, nil, true
+	case *lang.CallExpr:
+		return e.Name, e.Args, true
+	}
+	return "", nil, false
+}
+
+// destHint is where the value being stored should go, if the builtin
+// computing it reserves memory of exactly size bytes.
+type destHint struct {
+	m    mem
+	size int
+}

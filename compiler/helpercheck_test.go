@@ -1,0 +1,66 @@
+package compiler
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/check"
+)
+
+// TestMissingHelper simulates kernels without some helpers (Options.HaveHelper)
+// and wants the error to name the builtin, the helper and the kernel version
+// that added it, at the builtin's place.
+func TestMissingHelper(t *testing.T) {
+	for _, tt := range []struct {
+		script  string
+		missing asm.BuiltinFunc
+		want    string
+	}{
+		{`tracepoint:syscalls:sys_enter_getpid { @[cgroup] = count(); }`, asm.FnGetCurrentCgroupId,
+			"1:42: cgroup is not supported by this kernel: it needs the BPF helper bpf_get_current_cgroup_id (added in Linux 4.18)"},
+		{`tracepoint:syscalls:sys_enter_getpid { signal("SIGUSR1"); }`, asm.FnSendSignal,
+			"1:40: signal() is not supported by this kernel: it needs the BPF helper bpf_send_signal (added in Linux 5.3)"},
+		{`BEGIN { printf("%d\n", jiffies); }`, asm.FnJiffies64,
+			"1:24: jiffies is not supported by this kernel: it needs the BPF helper bpf_jiffies64 (added in Linux 5.5)"},
+		{`BEGIN { @a[1] = 1; for ($kv : @a) { print($kv); } }`, asm.FnForEachMapElem,
+			"1:20: for ($kv : @a) is not supported by this kernel: it needs the BPF helper bpf_for_each_map_elem (added in Linux 5.13)"},
+		{`BEGIN { printf("%s\n", str(0)); }`, asm.FnProbeReadKernelStr,
+			"1:24: str() is not supported by this kernel: it needs the BPF helper bpf_probe_read_kernel_str (added in Linux 5.5)"},
+		// A helper that is there: no error.
+		{`BEGIN { @ = nsecs; }`, asm.FnJiffies64, ""},
+	} {
+		res := checkText(t, tt.script, check.Options{Unsafe: true})
+		var asked []asm.BuiltinFunc
+		_, err := Compile(res, Options{HaveHelper: func(pt ebpf.ProgramType, fn asm.BuiltinFunc) error {
+			asked = append(asked, fn)
+			if fn == tt.missing {
+				return fmt.Errorf("helper %v: %w", fn, ebpf.ErrNotSupported)
+			}
+			return nil
+		}})
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("%s\n got: %s\nwant: %s", tt.script, got, tt.want)
+		}
+		if len(asked) == 0 {
+			t.Errorf("%s: HaveHelper never asked", tt.script)
+		}
+	}
+	// Without a stub the running kernel is probed; this one has them all.
+	prog, _ := lang.Parse(&lang.Source{Name: "stdin", Text: `BEGIN { @ = nsecs + pid; }`})
+	res, err := check.Check(prog, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Compile(res, Options{}); err != nil && strings.Contains(err.Error(), "not supported by this kernel") {
+		t.Errorf("helpers of this kernel reported missing: %v", err)
+	}
+}

@@ -1,0 +1,99 @@
+package compiler
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/types"
+)
+
+// FuncLister is an optional Resolver method: the (module, function) pairs
+// of BTF functions a kfunc/kretfunc pattern matches, in a stable order
+// (module "" is vmlinux).
+type FuncLister interface {
+	FuncMatches(module, pattern string) ([][2]string, error)
+}
+
+// maxProbes is the cap on attached probes (Options.MaxProbes, else
+// GOTRACE_MAX_PROBES / BPFTRACE_MAX_PROBES, else bpftrace's 512), which
+// the runtime applies again when it attaches.
+func (c *compiler) maxProbes() int {
+	if c.opts.MaxProbes > 0 {
+		return c.opts.MaxProbes
+	}
+	for _, p := range []string{"GOTRACE_", "BPFTRACE_"} {
+		if v, ok := os.LookupEnv(p + "MAX_PROBES"); ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+				return n
+			}
+			break
+		}
+	}
+	return 512
+}
+
+// expandKfuncs replaces each wildcard kfunc/kretfunc attach point by its
+// BTF matches: the kernel ties an fentry/fexit program to one function, so
+// each match becomes its own program (groupAttach keys them by function),
+// and `probe` stays a per-program constant. Functions on the deny list are
+// skipped. The count is checked against MAX_PROBES here, before a thousand
+// programs are generated and verified. When the clause reads `args`, each
+// match must lay out the fields read as the checker's type (from the first
+// match) does.
+func (c *compiler) expandKfuncs(aps []*lang.AttachPoint, usesArgs bool, fields map[string]bool) ([]*lang.AttachPoint, error) {
+	var out []*lang.AttachPoint
+	for _, ap := range aps {
+		if (ap.Provider != "kfunc" && ap.Provider != "kretfunc") || !ap.Wildcard {
+			out = append(out, ap)
+			continue
+		}
+		lister, ok := c.res.Opts.Resolver.(FuncLister)
+		if !ok {
+			return nil, &Error{Span: ap.Span(), Msg: fmt.Sprintf("%s: cannot expand the wildcard: no BTF function list available", ap.Raw)}
+		}
+		matches, err := lister.FuncMatches(ap.Target, ap.Func)
+		if err != nil {
+			return nil, &Error{Span: ap.Span(), Msg: fmt.Sprintf("%s: %v", ap.Raw, err)}
+		}
+		var ref *types.Type
+		refName := ""
+		n := 0
+		for _, m := range matches {
+			if DenyReason(m[1]) != "" {
+				continue
+			}
+			e := *ap
+			e.Target, e.Func, e.Wildcard = m[0], m[1], false
+			e.Raw = ap.Provider + ":" + m[1]
+			if m[0] != "" {
+				e.Raw = ap.Provider + ":" + m[0] + ":" + m[1]
+			}
+			if usesArgs {
+				args, _, err := c.res.Opts.Resolver.Func(m[1])
+				if err != nil {
+					return nil, &Error{Span: ap.Span(), Msg: fmt.Sprintf("%s: args of %s: %v", ap.Raw, e.Raw, err)}
+				}
+				rec := recordOf(args)
+				if ref == nil {
+					ref, refName = rec, e.Raw
+				} else if layoutKey(rec, fields) != layoutKey(ref, fields) {
+					return nil, &Error{Span: ap.Span(), Msg: fmt.Sprintf("%s: %s and %s differ in the args fields the probe reads; use separate probes", ap.Raw, refName, e.Raw)}
+				}
+			}
+			out = append(out, &e)
+			n++
+		}
+		if n == 0 {
+			return nil, &Error{Span: ap.Span(), Msg: fmt.Sprintf("%s: no BTF function matches %s (kfunc needs the function in /sys/kernel/btf/vmlinux)", ap.Raw, ap.Func)}
+		}
+		c.kfuncProbes += n
+		if limit := c.maxProbes(); c.kfuncProbes > limit {
+			return nil, &Error{Span: ap.Span(), Msg: fmt.Sprintf("Can't attach to %d probes because it exceeds the current limit of %d probes. "+
+				"You can increase the limit through the GOTRACE_MAX_PROBES (or BPFTRACE_MAX_PROBES) environment variable, but BE CAREFUL since a high number of probes attached can cause your system to crash.", c.kfuncProbes, limit)}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,2 @@
+#pragma once
+struct inner { short a; long b; };

@@ -1,0 +1,63 @@
+package compiler
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/internal/testkit"
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/check"
+)
+
+// compileScript parses, checks and compiles a script.
+func compileScript(t *testing.T, name, text string, params ...string) *Spec {
+	t.Helper()
+	prog, err := lang.Parse(&lang.Source{Name: name, Text: text})
+	if err != nil {
+		t.Fatalf("parse %s: %v", name, err)
+	}
+	opts := check.Options{Params: params}
+	if r, err := newResolver(); err == nil {
+		opts.Resolver = r
+	}
+	res, err := check.Check(prog, opts)
+	if err != nil {
+		t.Fatalf("check %s: %v", name, err)
+	}
+	spec, err := Compile(res, Options{})
+	if err != nil {
+		t.Fatalf("compile %s: %v", name, err)
+	}
+	return spec
+}
+
+// TestScripts compiles every testdata/scripts/*.bt, compares the dump with
+// its .dump golden file (UPDATE_GOLDEN=1 rewrites them) and loads the
+// programs into the kernel's verifier.
+func TestScripts(t *testing.T) {
+	files, _ := filepath.Glob("testdata/scripts/*.bt")
+	if len(files) == 0 {
+		t.Fatal("no scripts")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			text, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec := compileScript(t, "stdin", string(text), "42", "hello")
+			golden := strings.TrimSuffix(f, ".bt") + ".dump"
+			if os.Getenv("UPDATE_GOLDEN") != "" || testkit.Updating() {
+				os.WriteFile(golden, []byte(spec.Dump()), 0o644)
+			} else if want, err := os.ReadFile(golden); err != nil || string(want) != spec.Dump() {
+				t.Errorf("dump differs from %s (UPDATE_GOLDEN=1 to rewrite):\n%s", golden, spec.Dump())
+			}
+			load(t, spec)
+		})
+	}
+}
+
+func newResolver() (layout.Resolver, error) { return layout.New(layout.Options{}), nil }

@@ -1,0 +1,109 @@
+// Package compiler turns a checked program into BPF: one program per probe
+// clause (per attach type), maps referenced by name, and a table of event
+// formats for everything userspace must print. Its output is deterministic
+// and touches no kernel: maps are resolved by name when the runtime loads.
+package compiler
+
+import (
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/types"
+)
+
+// Spec is the compiler's output.
+type Spec struct {
+	Programs []*Program
+	Maps     []*MapSpec
+	// Events are the formats of ring-buffer records, indexed by ID: each
+	// record starts with a little-endian uint64 event ID.
+	Events []*Event
+	// Source is the script, for mapping instructions back to lines.
+	Source *lang.Source
+	// Probes are the full attach-point names by probe id: the value of
+	// the `probe` builtin (types.Probe) indexes this list.
+	Probes []string
+}
+
+// Program is the BPF code of one clause for one kind of attach point.
+type Program struct {
+	Name   string // a BPF-safe name, unique in the Spec
+	Clause int    // index of the clause in the script
+	Attach []*lang.AttachPoint
+	Type   ebpf.ProgramType
+	// AttachType, for program types that need it (tracing fentry/fexit ...).
+	AttachType ebpf.AttachType
+	// AttachTo is the kernel function or type for BTF-attached programs.
+	AttachTo string
+	Insns    asm.Instructions // each carries its source position (asm.Comment/WithSource)
+	License  string
+	// Probe says where the code gets the `probe` builtin's value; ProbeID
+	// is the Spec.Probes index of a ProbeConst program.
+	Probe   ProbeSource
+	ProbeID int
+	// RawSyscall is "sys_enter" or "sys_exit" when the program implements
+	// syscalls tracepoints (Attach) on that raw tracepoint instead
+	// (syscalls.go): the runtime attaches it there once.
+	RawSyscall string
+}
+
+// ProbeSource is where a program's `probe` value comes from (ABI.md).
+type ProbeSource uint8
+
+const (
+	ProbeUnused ProbeSource = iota // the program does not read `probe`
+	// ProbeConst: the constant ProbeID. The runtime may rename that
+	// Spec.Probes entry to the attach point's resolved name (a library
+	// name becomes its path).
+	ProbeConst
+	// ProbeCookie: the attach cookie (bpf_get_attach_cookie), for wildcard
+	// attach points: the runtime gives each expanded probe the index of its
+	// full name in the probe table, Spec.Probes extended at expand time.
+	ProbeCookie
+)
+
+// MapSpec is one BPF map. Instructions refer to it by Name
+// (asm.Instruction.WithReference / LoadMapPtr with a symbol).
+type MapSpec struct {
+	Name       string
+	Type       ebpf.MapType
+	KeySize    uint32
+	ValueSize  uint32
+	MaxEntries uint32
+	Flags      uint32
+	// User is the script's map this implements, nil for internal maps
+	// (ring buffer, stack traces, scratch space, ...).
+	User *lang.MapInfo
+	// PerCPU values are merged by the runtime when printing.
+	PerCPU bool
+}
+
+// EventKind says what a ring-buffer record asks userspace to do.
+type EventKind uint8
+
+const (
+	EvPrintf EventKind = iota
+	EvPrint            // print(@map) or print(value)
+	EvClear
+	EvZero
+	EvExit
+	EvTime
+	EvCat
+	EvSystem
+	EvJoin
+	EvPrintNonMap // print(expr)
+	// EvHelperError: a helper failed under -k/-kk; Format names the helper
+	// (map_lookup_elem ...), Args is (s64 return value), Pos the call.
+	EvHelperError
+)
+
+// Event is the layout and meaning of one kind of ring-buffer record.
+type Event struct {
+	ID     int
+	Kind   EventKind
+	Format string      // printf/time/system/cat format string
+	Args   *types.Type // a Tuple laying out the record's payload after the ID
+	Map    string      // the map, for print/clear/zero
+	Pos    lang.Span   // the call that makes it
+}

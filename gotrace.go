@@ -1,0 +1,165 @@
+// Package gotrace is the whole flow in one place: a script's text becomes a
+// checked, typed program, then a compiled Spec (BPF programs, maps by name,
+// event formats — no kernel touched), which runtime.Run loads, attaches and
+// prints from.
+//
+//	source ─ lang.Parse ─▶ AST ─ check.Check ─▶ typed program ─ compiler.Compile ─▶ Spec ─ runtime.Run
+package gotrace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/gotrace/gotrace/compiler"
+	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/check"
+)
+
+// Options configure Compile.
+type Options struct {
+	Params      []string // positional parameters $1..$N
+	StrLen      int      // 0: 64
+	Unsafe      bool
+	IncludeDirs []string // -I
+	Includes    []string // --include
+	PID         int      // -p: usdt probes without a path are found in this process
+	HelperCheck int      // -k (1), -kk (2)
+	// ChildCommand: -c gives a command, so cpid has a value.
+	ChildCommand bool
+}
+
+// Compiled is everything Compile produced, for printing stages (-d) too.
+type Compiled struct {
+	Prog    *lang.Program
+	Checked *check.Result
+	Spec    *compiler.Spec
+}
+
+// Compile parses, checks and compiles src. Errors from the first two stages
+// are *lang.Diagnostics; the returned Compiled holds whatever stages
+// finished, so -d can print them.
+func Compile(src *lang.Source, opts Options) (*Compiled, error) {
+	out := &Compiled{}
+	prog, err := lang.Parse(src)
+	if err != nil {
+		return out, err
+	}
+	out.Prog = prog
+
+	var decls []string
+	for _, d := range prog.Decls {
+		decls = append(decls, d.Text)
+	}
+	if err := missingIncludes(src, prog, opts.IncludeDirs); err != nil {
+		return out, err
+	}
+	includes := append([]string(nil), opts.Includes...)
+	for _, inc := range prog.Includes {
+		if inc.System {
+			includes = append(includes, "<"+inc.Path+">")
+		} else {
+			includes = append(includes, "\""+inc.Path+"\"")
+		}
+	}
+	var binaries []string // uprobe targets: their DWARF types resolve casts and args
+	for _, p := range prog.Probes {
+		for _, ap := range p.Attach {
+			if (ap.Provider == "uprobe" || ap.Provider == "uretprobe") && ap.Target != "" {
+				binaries = append(binaries, ap.Target)
+			}
+		}
+	}
+	resolver := layout.New(layout.Options{CDecls: decls, Includes: includes, IncludeDirs: opts.IncludeDirs, Binaries: binaries})
+
+	res, err := check.Check(prog, check.Options{
+		Params:   opts.Params,
+		Resolver: resolver,
+		StrLen:   opts.StrLen,
+		Unsafe:   opts.Unsafe,
+		// cpid is an error without -c (bpftrace's rule).
+		NoCpid: !opts.ChildCommand,
+	})
+	if err != nil {
+		return out, err
+	}
+	out.Checked = res
+
+	spec, err := compiler.Compile(res, compiler.Options{
+		USDTSites:   usdtSites(opts.PID),
+		HelperCheck: opts.HelperCheck,
+		// GOTRACE_SYSCALL_TRACEPOINTS=perf keeps syscalls tracepoints on
+		// the kernel's perf events (compiler/syscalls.go).
+		SyscallTracepoints: syscallMode(),
+	})
+	if err != nil {
+		// A compiler error has a place in the script: print it as a
+		// diagnostic, with the source line and marker.
+		var ce *compiler.Error
+		if errors.As(err, &ce) && ce.Span.Start.IsValid() {
+			d := &lang.Diagnostics{Src: src}
+			d.Errorf(ce.Span, "%s", ce.Msg)
+			return out, d
+		}
+		return out, err
+	}
+	out.Spec = spec
+	return out, nil
+}
+
+// haveKernelBTF reports whether the kernel describes itself in BTF.
+func haveKernelBTF() bool {
+	_, err := os.Stat("/sys/kernel/btf/vmlinux")
+	return err == nil
+}
+
+// IncludeError is a script #include that is found nowhere, printed as
+// bpftrace 0.17 prints clang's error: the script's C part is the file
+// "definitions.h", one line below the script's numbering; the column is
+// the target's opening '<' or '"'.
+type IncludeError struct {
+	Line, Col int
+	Target    string
+}
+
+func (e *IncludeError) Error() string {
+	return fmt.Sprintf("definitions.h:%d:%d: fatal error: '%s' file not found", e.Line+1, e.Col, e.Target)
+}
+
+// missingIncludes fails on the first #include that is neither found (-I
+// directories, then the system ones) nor a kernel header: a kernel header
+// that is not installed is left to BTF, which describes the same types
+// (bpftrace 0.17 needs the headers; gotrace does not).
+func missingIncludes(src *lang.Source, prog *lang.Program, dirs []string) error {
+	for _, inc := range prog.Includes {
+		if layout.IsKernelHeader(inc.Path) || layout.FindInclude(inc.Path, !inc.System, dirs, "") != "" {
+			continue
+		}
+		st := inc.Span().Start
+		text := src.Line(st.Line)
+		col := strings.IndexAny(text, "<\"") + 1
+		if col <= 0 {
+			col = st.Col
+		}
+		return &IncludeError{Line: st.Line, Col: col, Target: inc.Path}
+	}
+	return nil
+}
+
+// syscallMode is GOTRACE_SYSCALL_TRACEPOINTS (auto, raw or perf) for
+// compiler.Options.SyscallTracepoints. Programs on the raw sys_enter and
+// sys_exit tracepoints read registers through BTF pointers, which needs
+// the kernel's BTF: without it, perf.
+func syscallMode() string {
+	m := os.Getenv("GOTRACE_SYSCALL_TRACEPOINTS")
+	if !haveKernelBTF() {
+		return "perf"
+	}
+	switch m {
+	case "raw", "perf":
+		return m
+	}
+	return ""
+}

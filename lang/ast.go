@@ -1,0 +1,432 @@
+package lang
+
+import "github.com/gotrace/gotrace/lang/types"
+
+// This file is gotrace's AST: what the parser lowers participle's private
+// parse tree into, what the checker annotates (the Type of every expression,
+// the resolved binding of every name) and what the compiler reads.
+//
+// Every node carries its Span. The checker fills the fields marked
+// "checker:"; the parser leaves them zero.
+
+// Node is any AST node.
+type Node interface {
+	Span() Span
+}
+
+// Loc is embedded in every node: the node's span. Construct nodes with
+// Loc: Loc(span).
+type Loc Span
+
+// Span returns the node's span.
+func (l Loc) Span() Span { return Span(l) }
+
+// Program is one parsed script.
+type Program struct {
+	Loc
+	Src      *Source
+	Includes []*Include
+	Decls    []*CDecl // top-level C declarations, in source order
+	Probes   []*Probe // the probe clauses, in source order
+}
+
+// Include is an `#include <x.h>` or `#include "x.h"` line.
+type Include struct {
+	Loc
+	Path   string
+	System bool // <...>
+}
+
+// CDecl is one top-level C declaration (struct, union, enum, typedef),
+// kept as text for compiler/layout's C parser.
+type CDecl struct {
+	Loc
+	Kind string // "struct", "union", "enum", "typedef"
+	Name string // "task_struct", "myint" ...; empty for anonymous
+	Text string // the whole declaration including its trailing ';'
+}
+
+// Probe is one clause: attach points, an optional predicate and a body.
+type Probe struct {
+	Loc
+	Attach []*AttachPoint
+	Pred   Expr // nil without a predicate
+	Body   *Block
+
+	// checker: the scratch variables of the clause, in first-use order.
+	Vars []*VarInfo
+}
+
+// AttachPoint is one probe specification, e.g. `tracepoint:syscalls:sys_enter_*`.
+//
+// Provider is the canonical provider name ("BEGIN", "END", "tracepoint",
+// "rawtracepoint", "kprobe", "kretprobe", "uprobe", "uretprobe", "usdt",
+// "kfunc", "kretfunc", "profile", "interval", "software", "hardware",
+// "watchpoint", "asyncwatchpoint", "iter"), whatever alias the script used
+// (t, k, kr, u, ur, U, f, fr, p, i, s, h, w, rt, fentry, fexit ...).
+type AttachPoint struct {
+	Loc
+	Raw      string // as written
+	Provider string
+	// The remaining parts as written, after the provider:
+	//   tracepoint:CAT:NAME         Target=CAT  Func=NAME
+	//   rawtracepoint:[MOD:]NAME    Target=MOD  Func=NAME
+	//   kprobe:[MOD:]FUNC[+OFF]     Target=MOD  Func=FUNC  Offset=OFF
+	//   kfunc:[MOD:]FUNC            Target=MOD  Func=FUNC
+	//   uprobe:PATH:FUNC[+OFF]      Target=PATH Func=FUNC  Offset=OFF
+	//   uprobe:PATH:ADDR            Target=PATH Address=ADDR
+	//   uprobe:PATH:LANG:FUNC       Target=PATH Lang=LANG Func=FUNC
+	//   usdt:PATH:[NS:]NAME         Target=PATH NS=NS Func=NAME
+	//   profile:UNIT:N / interval:UNIT:N   Unit=UNIT Freq=N (profile:N: Unit="hz")
+	//   software:EVENT[:COUNT] / hardware:EVENT[:COUNT]  Func=EVENT Freq=COUNT
+	//   watchpoint:ADDR:LEN:MODE    Address=ADDR Len=LEN Mode=MODE
+	//   iter:NAME[:PIN]             Func=NAME Target=PIN
+	Target  string
+	Func    string
+	NS      string
+	Lang    string
+	Offset  int64
+	Address uint64
+	HasAddr bool
+	Unit    string
+	Freq    uint64
+	Len     uint64
+	Mode    string
+	// Wildcard is set when any part holds * or ? (or a {a,b} set), so the
+	// runtime expands it against the live system.
+	Wildcard bool
+}
+
+// Block is `{ stmts }`; it opens a scope for scratch variables declared
+// with `let` (bpftrace's `$x` are clause-wide otherwise).
+type Block struct {
+	Loc
+	Stmts []Stmt
+}
+
+// Stmt is a statement.
+type Stmt interface {
+	Node
+	stmtNode()
+}
+
+// ExprStmt is an expression used as a statement (a call, `$x++` ...).
+type ExprStmt struct {
+	Loc
+	X Expr
+}
+
+// AssignStmt is `lhs = rhs` or `lhs OP= rhs`. Lhs is a *MapExpr, *VarExpr
+// or (for C-like writes bpftrace refuses) anything else the checker rejects.
+type AssignStmt struct {
+	Loc
+	Lhs Expr
+	Op  string // "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="
+	Rhs Expr
+}
+
+// VarDeclStmt is `let $x [: type] [= init];` (bpftrace 0.21+).
+type VarDeclStmt struct {
+	Loc
+	Var  *VarExpr
+	Type *TypeExpr // nil if not written
+	Init Expr      // nil if not written
+}
+
+// IfStmt is `if (cond) { } [else if ... | else { }]`.
+type IfStmt struct {
+	Loc
+	Cond Expr
+	Then *Block
+	Else Stmt // nil, *Block or *IfStmt
+}
+
+// UnrollStmt is `unroll(N) { }`.
+type UnrollStmt struct {
+	Loc
+	Count Expr // a constant expression (literal or positional parameter)
+	Body  *Block
+	N     int // checker: the evaluated count (1..100)
+}
+
+// WhileStmt is `while (cond) { }`.
+type WhileStmt struct {
+	Loc
+	Cond Expr
+	Body *Block
+}
+
+// ForStmt is `for ($kv : @map) { }`.
+type ForStmt struct {
+	Loc
+	Var  *VarExpr
+	Map  *MapExpr
+	Body *Block
+}
+
+// JumpKind is the kind of a JumpStmt.
+type JumpKind uint8
+
+const (
+	Break JumpKind = iota
+	Continue
+	Return
+)
+
+// JumpStmt is `break;`, `continue;` or `return;`.
+type JumpStmt struct {
+	Loc
+	Kind JumpKind
+}
+
+// BlockStmt is a nested `{ }` block used as a statement.
+type BlockStmt struct {
+	Loc
+	Body *Block
+}
+
+func (*ExprStmt) stmtNode()    {}
+func (*AssignStmt) stmtNode()  {}
+func (*VarDeclStmt) stmtNode() {}
+func (*IfStmt) stmtNode()      {}
+func (*UnrollStmt) stmtNode()  {}
+func (*WhileStmt) stmtNode()   {}
+func (*ForStmt) stmtNode()     {}
+func (*JumpStmt) stmtNode()    {}
+func (*BlockStmt) stmtNode()   {}
+
+// Expr is an expression. Type returns what the checker assigned (nil before
+// checking).
+type Expr interface {
+	Node
+	exprNode()
+	Type() *types.Type
+	SetType(*types.Type)
+}
+
+// Typed is embedded in every expression node.
+type Typed struct {
+	T *types.Type // checker: the expression's type
+}
+
+func (t *Typed) Type() *types.Type     { return t.T }
+func (t *Typed) SetType(x *types.Type) { t.T = x }
+
+// IntLit is an integer literal: decimal, 0x hex, 0 octal, 0b binary, with
+// `_` separators and bpftrace's size suffixes (K M G T P, and `ns us ms s m
+// h d` in newer versions) already applied. Char literals 'a' are IntLits too.
+type IntLit struct {
+	Loc
+	Typed
+	Value uint64
+	Text  string // as written
+}
+
+// StrLit is a string literal with escapes decoded.
+type StrLit struct {
+	Loc
+	Typed
+	Value string
+}
+
+// BoolLit is `true` or `false`.
+type BoolLit struct {
+	Loc
+	Typed
+	Value bool
+}
+
+// PositionalExpr is `$1`..`$N` (N >= 1) or `$#` (Count).
+type PositionalExpr struct {
+	Loc
+	Typed
+	N     int
+	Count bool // $#
+	// checker: the parameter's text ("" if not given) and whether it is an
+	// integer (then Int holds it).
+	Text  string
+	IsInt bool
+	Int   int64
+}
+
+// BuiltinExpr is a builtin variable: pid tid uid gid nsecs elapsed cpu comm
+// kstack ustack arg0..argN sarg0..N args retval func probe curtask rand
+// cgroup username numaid jiffies ctx cpid ...
+type BuiltinExpr struct {
+	Loc
+	Typed
+	Name string
+}
+
+// IdentExpr is a bare identifier that is not a builtin: an enum constant, a
+// type name used as a value (sizeof(x)), or an unknown name.
+type IdentExpr struct {
+	Loc
+	Typed
+	Name string
+	// checker: an enum constant's value.
+	IsEnum bool
+	Value  int64
+}
+
+// VarExpr is a scratch variable `$name`.
+type VarExpr struct {
+	Loc
+	Typed
+	Name string   // including '$'
+	Info *VarInfo // checker: the variable's binding
+}
+
+// VarInfo is one scratch variable of a clause (after scoping).
+type VarInfo struct {
+	Name string
+	Type *types.Type
+	ID   int // unique within the probe; the compiler's slot number
+}
+
+// MapExpr is `@name`, `@` (Name "@") or `@name[k1, k2, ...]`.
+type MapExpr struct {
+	Loc
+	Typed
+	Name string // including '@'
+	Keys []Expr // nil for a map without keys
+	Info *MapInfo
+}
+
+// MapInfo is the unified declaration of one map (after checking all clauses).
+type MapInfo struct {
+	Name  string
+	Key   *types.Type // nil for a map without keys; a Tuple for several parts
+	Value *types.Type
+	// KeyParts are the key's parts as written (len 0, 1 or more).
+	KeyParts []*types.Type
+}
+
+// CallExpr is a function call `name(args)`: builtins from the stdlib table
+// and aggregations (count(), hist(x) ...).
+type CallExpr struct {
+	Loc
+	Typed
+	Name     string
+	NameSpan Span
+	Args     []Expr
+}
+
+// BinaryExpr is `X Op Y` with Op one of the C binary operators:
+// * / % + - << >> < <= > >= == != & ^ | && ||.
+type BinaryExpr struct {
+	Loc
+	Typed
+	Op string
+	X  Expr
+	Y  Expr
+}
+
+// UnaryExpr is a prefix `- ! ~ * & ++ --` or postfix `++ --`.
+type UnaryExpr struct {
+	Loc
+	Typed
+	Op      string
+	X       Expr
+	Postfix bool
+}
+
+// TernaryExpr is `Cond ? Then : Else`.
+type TernaryExpr struct {
+	Loc
+	Typed
+	Cond, Then, Else Expr
+}
+
+// FieldExpr is `X.Field` or `X->Field` (Arrow).
+type FieldExpr struct {
+	Loc
+	Typed
+	X     Expr
+	Field string
+	Arrow bool
+	// checker: the member's offset and bitfield placement within X (or *X).
+	Offset   int
+	BitOff   int
+	BitWidth int
+}
+
+// TupleIndexExpr is `X.N` on a tuple.
+type TupleIndexExpr struct {
+	Loc
+	Typed
+	X     Expr
+	Index int
+}
+
+// IndexExpr is `X[Index]` on an array or pointer.
+type IndexExpr struct {
+	Loc
+	Typed
+	X     Expr
+	Index Expr
+}
+
+// CastExpr is `(type)X`.
+type CastExpr struct {
+	Loc
+	Typed
+	To *TypeExpr
+	X  Expr
+}
+
+// TupleExpr is `(a, b, ...)` with at least two elements.
+type TupleExpr struct {
+	Loc
+	Typed
+	Elems []Expr
+}
+
+// SizeofExpr is `sizeof(type)` or `sizeof(expr)`.
+type SizeofExpr struct {
+	Loc
+	Typed
+	Of  *TypeExpr // one of Of and X is set
+	X   Expr
+	Val int // checker: the size
+}
+
+// OffsetofExpr is `offsetof(struct x, field[.sub...])`.
+type OffsetofExpr struct {
+	Loc
+	Typed
+	Of     *TypeExpr
+	X      Expr // offsetof(expr, field) in newer bpftrace
+	Fields []string
+	Val    int // checker: the offset
+}
+
+// TypeExpr names a type in a cast, sizeof, offsetof or `let`:
+// `uint64`, `int8`, `struct task_struct *`, `char[16]`, `string`, ...
+type TypeExpr struct {
+	Loc
+	Name     string      // "uint64", "struct task_struct", "union x", "enum y", "char", "MyTypedef" ...
+	Ptr      int         // number of '*'
+	ArrayLen int         // -1 if not an array; 0 for `[]`
+	Resolved *types.Type // checker
+}
+
+func (*IntLit) exprNode()         {}
+func (*StrLit) exprNode()         {}
+func (*BoolLit) exprNode()        {}
+func (*PositionalExpr) exprNode() {}
+func (*BuiltinExpr) exprNode()    {}
+func (*IdentExpr) exprNode()      {}
+func (*VarExpr) exprNode()        {}
+func (*MapExpr) exprNode()        {}
+func (*CallExpr) exprNode()       {}
+func (*BinaryExpr) exprNode()     {}
+func (*UnaryExpr) exprNode()      {}
+func (*TernaryExpr) exprNode()    {}
+func (*FieldExpr) exprNode()      {}
+func (*TupleIndexExpr) exprNode() {}
+func (*IndexExpr) exprNode()      {}
+func (*CastExpr) exprNode()       {}
+func (*TupleExpr) exprNode()      {}
+func (*SizeofExpr) exprNode()     {}
+func (*OffsetofExpr) exprNode()   {}

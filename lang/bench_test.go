@@ -1,0 +1,28 @@
+package lang
+
+import (
+	"strings"
+	"testing"
+)
+
+// BenchmarkParse1000Lines parses a 1,000-line script.
+func BenchmarkParse1000Lines(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; i < 100; i++ {
+		sb.WriteString("tracepoint:syscalls:sys_enter_openat /pid != 0 && comm == \"bash\"/\n{\n")
+		sb.WriteString("  $f = str(args->filename);\n  @opens[comm, pid] = count();\n")
+		sb.WriteString("  if ($f == \"/etc/passwd\") { printf(\"%s %d\\n\", $f, pid); } else { @other++; }\n")
+		sb.WriteString("  @lat = hist((nsecs - @start[tid]) / 1000);\n  $x = (uint8)(1 + 2 * 3 << 1);\n")
+		sb.WriteString("  delete(@start[tid]);\n  @t = (1, \"a\", $x);\n}\n")
+	}
+	src := &Source{Name: "bench.bt", Text: sb.String()}
+	if n := strings.Count(src.Text, "\n"); n != 1000 {
+		b.Fatalf("%d lines", n)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Parse(src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,459 @@
+package check
+
+import (
+	"fmt"
+	"github.com/gotrace/gotrace/compiler/layout"
+	"sort"
+	"strings"
+
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/types"
+	"github.com/gotrace/gotrace/stdlib"
+)
+
+// DefaultStrLen is bpftrace 0.17's default maximum string length.
+const DefaultStrLen = 64
+
+// Check type-checks prog and annotates it in place. It reports every error
+// of the script at once, as a *lang.Diagnostics sorted by position.
+//
+// Maps are global and may be read in one clause before the clause that
+// assigns them, so Check runs twice: a silent first pass learns every map's
+// key and value types from all clauses; the second pass starts from those
+// types and reports errors. Scratch variables are clause-local and need no
+// such help.
+func Check(prog *lang.Program, opts Options) (res *Result, err error) {
+	if prog == nil {
+		return nil, fmt.Errorf("check: nil program")
+	}
+	strlen := opts.StrLen
+	if strlen <= 0 {
+		strlen = DefaultStrLen
+	}
+	apErrs := substituteAttachParams(prog, opts.Params)
+	first := newChecker(prog, opts, strlen, false, nil)
+	first.run()
+	second := newChecker(prog, opts, strlen, true, first.maps)
+	second.lineStarts = first.lineStarts // same source: index it once
+	second.diags.Items = append(second.diags.Items, apErrs...)
+	second.checkDecls()
+	second.run()
+	second.fixup()
+
+	res = &Result{Prog: prog, StrLen: strlen, Opts: opts}
+	names := make([]string, 0, len(second.maps))
+	for name, m := range second.maps {
+		if m.used {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		res.Maps = append(res.Maps, second.maps[n].info)
+	}
+	second.diags.Sort()
+	if err := second.diags.Err(); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// mapState is what the checker knows about one map.
+type mapState struct {
+	info     *lang.MapInfo
+	keySet   bool // KeyParts fixed by the first access
+	assigned bool // some statement stores a value into it
+	used     bool // referenced in this pass
+	defPass1 bool // assigned somewhere (learned by the first pass)
+}
+
+type checker struct {
+	// selfMap is the map being assigned while its value type is unknown.
+	selfMap string
+	prog    *lang.Program
+	src     *lang.Source
+	opts    Options
+	strlen  int
+	report  bool
+	diags   *lang.Diagnostics
+	maps    map[string]*mapState
+
+	// The clause being checked.
+	probe     *lang.Probe
+	providers []string
+	vars      map[string]*lang.VarInfo
+	scopes    []map[string]*lang.VarInfo
+	loops     int
+	argsDone  bool
+	argsType  *types.Type
+	// argsOthers are the records of a wildcard tracepoint's further
+	// matches: a field of args must be in each of them too.
+	argsOthers []*types.Type
+	retDone    bool
+	retType    *types.Type
+	typeCache  map[string]*types.Type
+	depth      int
+	// lineStarts are the offsets where each source line begins, built on
+	// first use so posAt is a binary search, not a scan from the start
+	// (lang.Source.PosAt is linear, and spans are computed per expression).
+	lineStarts []int
+}
+
+// posAt is c.src.PosAt(off) in O(log lines): same line and byte column.
+func (c *checker) posAt(off int) lang.Pos {
+	t := c.src.Text
+	if off > len(t) {
+		off = len(t)
+	}
+	if c.lineStarts == nil {
+		c.lineStarts = []int{0}
+		for i := 0; i < len(t); i++ {
+			if t[i] == '\n' {
+				c.lineStarts = append(c.lineStarts, i+1)
+			}
+		}
+	}
+	// The line is the last one starting at or before off.
+	line := sort.Search(len(c.lineStarts), func(i int) bool { return c.lineStarts[i] > off })
+	return lang.Pos{Offset: off, Line: line, Col: off - c.lineStarts[line-1] + 1}
+}
+
+func newChecker(prog *lang.Program, opts Options, strlen int, report bool, seed map[string]*mapState) *checker {
+	c := &checker{
+		prog: prog, src: prog.Src, opts: opts, strlen: strlen, report: report,
+		diags:     &lang.Diagnostics{Src: prog.Src},
+		maps:      map[string]*mapState{},
+		typeCache: map[string]*types.Type{},
+	}
+	// Seed the second pass with the first pass's map types.
+	for name, m := range seed {
+		info := &lang.MapInfo{Name: name, Value: m.info.Value, KeyParts: m.info.KeyParts, Key: m.info.Key}
+		c.maps[name] = &mapState{info: info, keySet: m.keySet, defPass1: m.assigned}
+	}
+	return c
+}
+
+func (c *checker) run() {
+	for _, p := range c.prog.Probes {
+		c.checkProbe(p)
+	}
+}
+
+// DeclChecker is an optional Resolver method: the problems of the script's
+// own C declarations, found by laying out every struct it defines (see
+// layout.Sources.CheckDecls).
+type DeclChecker interface {
+	CheckDecls() []*layout.DeclError
+}
+
+// checkDecls reports the script's C declaration errors, each at the
+// declaration it concerns (the first one when the text does not parse).
+func (c *checker) checkDecls() {
+	dc, ok := c.opts.Resolver.(DeclChecker)
+	if !ok || len(c.prog.Decls) == 0 {
+		return
+	}
+	for _, e := range dc.CheckDecls() {
+		at := c.prog.Decls[0]
+		for _, d := range c.prog.Decls {
+			if e.Name != "" && d.Kind+" "+d.Name == e.Name {
+				at = d
+				break
+			}
+		}
+		c.errAt(at.Span(), "", "%s", e.Err)
+	}
+}
+
+// ---- diagnostics ----
+
+// btSpan moves a span's start back to where bpftrace 0.17's lexer would
+// put it: its locations only advance past whitespace, so a node's reported
+// start is the first character after the preceding whitespace.
+func (c *checker) btSpan(sp lang.Span) lang.Span {
+	if c.src == nil || !sp.Start.IsValid() {
+		return sp
+	}
+	off := sp.Start.Offset
+	if off > len(c.src.Text) {
+		return sp
+	}
+	for off > 0 && !isSpace(c.src.Text[off-1]) {
+		off--
+	}
+	if off != sp.Start.Offset {
+		sp.Start = c.posAt(off)
+	}
+	return sp
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+func (c *checker) errAt(sp lang.Span, hint, format string, args ...any) {
+	if !c.report {
+		return
+	}
+	c.diags.Add(lang.Error, c.btSpan(sp), hint, format, args...)
+}
+
+// errHint is errAt with a did-you-mean hint computed only when the error is
+// reported: the silent first pass sees the same errors and would otherwise
+// pay for edit distances it throws away.
+func (c *checker) errHint(sp lang.Span, hint func() string, format string, args ...any) {
+	if !c.report {
+		return
+	}
+	c.diags.Add(lang.Error, c.btSpan(sp), hint(), format, args...)
+}
+
+func (c *checker) errorf(n lang.Node, format string, args ...any) {
+	c.errAt(n.Span(), "", format, args...)
+}
+
+// tokenAfter finds the span of tok in the source after offset off, skipping
+// whitespace (for places bpftrace reports at an operator token).
+func (c *checker) tokenAfter(off int, tok string) lang.Span {
+	if c.src == nil {
+		return lang.Span{}
+	}
+	t := c.src.Text
+	i := off
+	for i < len(t) && isSpace(t[i]) {
+		i++
+	}
+	if strings.HasPrefix(t[i:], tok) {
+		return lang.Span{Start: c.posAt(i), End: c.posAt(i + len(tok))}
+	}
+	return lang.Span{}
+}
+
+// opSpan is the span of a binary operator token between x and y.
+func (c *checker) opSpan(e *lang.BinaryExpr) lang.Span {
+	sp := c.tokenAfter(e.X.Span().End.Offset, e.Op)
+	if !sp.Start.IsValid() {
+		return e.Span()
+	}
+	return sp
+}
+
+// ---- stdlib.Checker ----
+
+var _ stdlib.Checker = (*checker)(nil)
+
+func (c *checker) Errorf(n lang.Node, format string, args ...any) { c.errorf(n, format, args...) }
+func (c *checker) ErrorHint(n lang.Node, hint, format string, args ...any) {
+	c.errAt(n.Span(), hint, format, args...)
+}
+func (c *checker) Providers() []string { return c.providers }
+func (c *checker) StrLen() int         { return c.strlen }
+func (c *checker) Unsafe() bool        { return c.opts.Unsafe }
+func (c *checker) NoCpid() bool        { return c.opts.NoCpid }
+
+// ConstInt evaluates constant integer expressions.
+func (c *checker) ConstInt(e lang.Expr) (int64, bool) {
+	switch e := e.(type) {
+	case *lang.IntLit:
+		return int64(e.Value), true
+	case *lang.BoolLit:
+		if e.Value {
+			return 1, true
+		}
+		return 0, true
+	case *lang.PositionalExpr:
+		c.fillPositional(e)
+		if e.IsInt {
+			return e.Int, true
+		}
+		return 0, false
+	case *lang.IdentExpr:
+		if e.IsEnum {
+			return e.Value, true
+		}
+	case *lang.CastExpr:
+		if v, ok := c.ConstInt(e.X); ok && e.To != nil && e.To.Ptr == 0 {
+			if t := e.To.Resolved; t != nil && t.Kind == types.Int {
+				return truncInt(v, t), true
+			}
+		}
+	case *lang.UnaryExpr:
+		v, ok := c.ConstInt(e.X)
+		if !ok {
+			return 0, false
+		}
+		switch e.Op {
+		case "-":
+			return -v, true
+		case "~":
+			return ^v, true
+		case "!":
+			if v == 0 {
+				return 1, true
+			}
+			return 0, true
+		}
+	case *lang.BinaryExpr:
+		x, ok1 := c.ConstInt(e.X)
+		y, ok2 := c.ConstInt(e.Y)
+		if !ok1 || !ok2 {
+			return 0, false
+		}
+		switch e.Op {
+		case "+":
+			return x + y, true
+		case "-":
+			return x - y, true
+		case "*":
+			return x * y, true
+		case "/":
+			if y != 0 {
+				return x / y, true
+			}
+		case "%":
+			if y != 0 {
+				return x % y, true
+			}
+		case "<<":
+			return x << uint64(y&63), true
+		case ">>":
+			return x >> uint64(y&63), true
+		case "&":
+			return x & y, true
+		case "|":
+			return x | y, true
+		case "^":
+			return x ^ y, true
+		}
+	}
+	return 0, false
+}
+
+func truncInt(v int64, t *types.Type) int64 {
+	if t.Size >= 8 {
+		return v
+	}
+	bits := uint(t.Size * 8)
+	u := uint64(v) & (1<<bits - 1)
+	if t.Signed && u&(1<<(bits-1)) != 0 {
+		return int64(u) - int64(1)<<bits
+	}
+	return int64(u)
+}
+
+// ConstStr evaluates a constant string (a literal or positional parameter).
+func (c *checker) ConstStr(e lang.Expr) (string, bool) {
+	switch e := e.(type) {
+	case *lang.StrLit:
+		return e.Value, true
+	case *lang.PositionalExpr:
+		if e.Count {
+			return "", false
+		}
+		c.fillPositional(e)
+		if e.IsInt && e.Text != "" {
+			return "", false
+		}
+		return e.Text, true
+	}
+	return "", false
+}
+
+// LookupType resolves a named type through the Resolver (script
+// declarations reach it through the layout package).
+func (c *checker) LookupType(name string) (*types.Type, error) {
+	if t, ok := c.typeCache[name]; ok {
+		return t, nil
+	}
+	if c.opts.Resolver == nil {
+		return nil, fmt.Errorf("no type information available for %s (no resolver)", name)
+	}
+	t, err := c.opts.Resolver.Type(name)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		return nil, fmt.Errorf("%s: not found", name)
+	}
+	c.typeCache[name] = t
+	return t, nil
+}
+
+// ---- did you mean ----
+
+func suggest(name string, candidates []string) string {
+	best, bestD := "", 1<<30
+	for _, cand := range candidates {
+		if cand == name {
+			continue
+		}
+		d := editDistance(strings.ToLower(name), strings.ToLower(cand))
+		if d < bestD || (d == bestD && cand < best) {
+			best, bestD = cand, d
+		}
+	}
+	limit := max(1, len(strings.TrimLeft(name, "$@"))/3)
+	if best == "" || bestD > limit || bestD >= len(name) {
+		return ""
+	}
+	return fmt.Sprintf("did you mean %q?", best)
+}
+
+// editDistance is the optimal string alignment distance: insertions,
+// deletions, substitutions and swaps of adjacent characters each cost 1, so
+// a typo like "pdi" for "pid" is one edit away.
+func editDistance(a, b string) int {
+	pp := make([]int, len(b)+1) // row i-2, for transpositions
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], pp[j-2]+1)
+			}
+		}
+		pp, prev, cur = prev, cur, pp
+	}
+	return prev[len(b)]
+}
+
+// ---- fixup ----
+
+// fixup gives every variable and map reference its final type: a string
+// variable or map may grow after its first use.
+func (c *checker) fixup() {
+	for _, m := range c.maps {
+		finishKey(m.info)
+	}
+	lang.Inspect(c.prog, func(n lang.Node) bool {
+		switch n := n.(type) {
+		case *lang.VarExpr:
+			if n.Info != nil && n.Info.Type != nil && !n.Type().IsInvalid() {
+				n.SetType(n.Info.Type)
+			}
+		case *lang.MapExpr:
+			if n.Info != nil && n.Info.Value != nil && !n.Type().IsInvalid() {
+				n.SetType(n.Info.Value)
+			}
+		}
+		return true
+	})
+}
+
+func finishKey(info *lang.MapInfo) {
+	switch len(info.KeyParts) {
+	case 0:
+		info.Key = nil
+	case 1:
+		info.Key = info.KeyParts[0]
+	default:
+		info.Key = types.TupleOf(info.KeyParts...)
+	}
+}

@@ -1,0 +1,379 @@
+package check
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/types"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// chunk is one script of a testdata file; files hold several, separated by
+// lines of "---".
+type chunk struct {
+	file string
+	line int // first line of the chunk in the file
+	text string
+}
+
+func chunks(t *testing.T, path string) []chunk {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []chunk
+	var cur []string
+	start := 1
+	flush := func(next int) {
+		text := strings.Join(cur, "\n")
+		if strings.TrimSpace(text) != "" {
+			out = append(out, chunk{file: path, line: start, text: text + "\n"})
+		}
+		cur = nil
+		start = next
+	}
+	for i, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		if l == "---" {
+			flush(i + 2)
+			continue
+		}
+		cur = append(cur, l)
+	}
+	flush(0)
+	return out
+}
+
+// options reads "// opts: unsafe strlen=N params=a,b" from a chunk.
+func options(text string) Options {
+	o := Options{Resolver: fakeResolver{}}
+	for _, l := range strings.Split(text, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(l), "// opts:")
+		if !ok {
+			continue
+		}
+		for _, f := range strings.Fields(rest) {
+			switch {
+			case f == "unsafe":
+				o.Unsafe = true
+			case f == "noresolver":
+				o.Resolver = nil
+			case strings.HasPrefix(f, "strlen="):
+				fmt.Sscanf(f, "strlen=%d", &o.StrLen)
+			case strings.HasPrefix(f, "params="):
+				o.Params = strings.Split(strings.TrimPrefix(f, "params="), ",")
+			}
+		}
+	}
+	return o
+}
+
+// An expectation comment on a line: `//! COL-END: message` or
+// `//! COL: message`, optionally followed by ` //hint: text`.
+var expectRE = regexp.MustCompile(`//! (\d+)(?:-(\d+))?: (.*?)(?: //hint: (.*))?$`)
+
+type diagKey struct {
+	line, col, end int
+	msg, hint      string
+}
+
+func (d diagKey) String() string {
+	s := fmt.Sprintf("%d:%d-%d: %s", d.line, d.col, d.end, d.msg)
+	if d.hint != "" {
+		s += " (hint: " + d.hint + ")"
+	}
+	return s
+}
+
+// TestErrors runs testdata/errors/*.bt: every error the checker reports
+// must be announced by a `//!` comment on its line, with its exact columns
+// and text, and every announced error must be reported.
+func TestErrors(t *testing.T) {
+	files, _ := filepath.Glob("testdata/errors/*.bt")
+	if len(files) == 0 {
+		t.Fatal("no testdata/errors/*.bt")
+	}
+	total := 0
+	for _, f := range files {
+		for _, ch := range chunks(t, f) {
+			total++
+			var want []diagKey
+			checkHints := map[int]bool{}
+			for i, l := range strings.Split(ch.text, "\n") {
+				for _, part := range strings.Split(l, "//! ")[1:] {
+					m := expectRE.FindStringSubmatch("//! " + part)
+					if m == nil {
+						t.Errorf("%s:%d: bad expectation %q", f, ch.line+i, part)
+						continue
+					}
+					var col, end int
+					fmt.Sscan(m[1], &col)
+					end = col + 1
+					if m[2] != "" {
+						fmt.Sscan(m[2], &end)
+					}
+					msg := strings.TrimSpace(m[3])
+					want = append(want, diagKey{line: i + 1, col: col, end: end, msg: msg, hint: m[4]})
+					if m[4] != "" {
+						checkHints[len(want)-1] = true
+					}
+				}
+			}
+			prog, err := lang.Parse(&lang.Source{Name: "stdin", Text: ch.text})
+			if err != nil {
+				t.Errorf("%s:%d: parse error: %v", f, ch.line, err)
+				continue
+			}
+			_, err = Check(prog, options(ch.text))
+			var got []diagKey
+			if err != nil {
+				ds, ok := err.(*lang.Diagnostics)
+				if !ok {
+					t.Errorf("%s:%d: error is %T, not *lang.Diagnostics: %v", f, ch.line, err, err)
+					continue
+				}
+				for _, d := range ds.Items {
+					end := d.Span.End.Col
+					if d.Span.End.Line != d.Span.Start.Line || end <= d.Span.Start.Col {
+						end = d.Span.Start.Col + 1
+					}
+					got = append(got, diagKey{line: d.Span.Start.Line, col: d.Span.Start.Col, end: end, msg: d.Msg, hint: d.Hint})
+				}
+			}
+			if len(want) == 0 {
+				t.Errorf("%s:%d: chunk announces no error", f, ch.line)
+			}
+			for i := range want {
+				if !checkHints[i] {
+					want[i].hint = "*"
+				}
+			}
+			match := func(w, g diagKey) bool {
+				return w.line == g.line && w.col == g.col && w.end == g.end && w.msg == g.msg && (w.hint == "*" || w.hint == g.hint)
+			}
+			used := make([]bool, len(got))
+			for _, w := range want {
+				found := false
+				for j, g := range got {
+					if !used[j] && match(w, g) {
+						used[j], found = true, true
+						break
+					}
+				}
+				if !found {
+					t.Errorf("%s:%d: missing error %v\ngot:\n%s", f, ch.line+w.line-1, w, list(got))
+				}
+			}
+			for j, g := range got {
+				if !used[j] {
+					t.Errorf("%s:%d: unexpected error %v", f, ch.line+g.line-1, g)
+				}
+			}
+			if err != nil && !sort.SliceIsSorted(got, func(a, b int) bool {
+				return got[a].line < got[b].line || got[a].line == got[b].line && got[a].col < got[b].col
+			}) {
+				t.Errorf("%s:%d: errors not sorted by position", f, ch.line)
+			}
+		}
+	}
+	t.Logf("%d error cases", total)
+}
+
+func list(ds []diagKey) string {
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString("  " + d.String() + "\n")
+	}
+	return b.String()
+}
+
+// TestValid checks testdata/valid/*.bt (which must check cleanly) and
+// compares their typed dumps with the .golden files (-update rewrites).
+func TestValid(t *testing.T) {
+	files, _ := filepath.Glob("testdata/valid/*.bt")
+	if len(files) == 0 {
+		t.Fatal("no testdata/valid/*.bt")
+	}
+	for _, f := range files {
+		var b strings.Builder
+		for _, ch := range chunks(t, f) {
+			prog, err := lang.Parse(&lang.Source{Name: "stdin", Text: ch.text})
+			if err != nil {
+				t.Errorf("%s:%d: parse error: %v", f, ch.line, err)
+				continue
+			}
+			res, err := Check(prog, options(ch.text))
+			if err != nil {
+				t.Errorf("%s:%d: unexpected errors:\n%v", f, ch.line, err)
+				continue
+			}
+			fmt.Fprintf(&b, "=== %s", ch.text)
+			b.WriteString(Dump(res))
+		}
+		golden := strings.TrimSuffix(f, ".bt") + ".golden"
+		if *update {
+			if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (run with -update)", err)
+		}
+		if string(want) != b.String() {
+			t.Errorf("%s: dump differs from %s (run with -update to see)\n%s", f, golden, firstDiff(string(want), b.String()))
+		}
+	}
+}
+
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d:\n want %q\n  got %q", i+1, x, y)
+		}
+	}
+	return ""
+}
+
+// FuzzCheck runs Parse+Check on arbitrary input: no panic, no hang.
+func FuzzCheck(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*/*.bt")
+	for _, file := range files {
+		data, _ := os.ReadFile(file)
+		for _, part := range strings.Split(string(data), "\n---\n") {
+			f.Add(part)
+		}
+	}
+	f.Add(`BEGIN { @x[1, "a"] = count(); print(@x); $t = (1, "b"); printf("%d %s\n", $t.0, $t.1); }`)
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 4096 {
+			return
+		}
+		prog, err := lang.Parse(&lang.Source{Name: "stdin", Text: s})
+		if err != nil || prog == nil {
+			return
+		}
+		res, err := Check(prog, Options{Resolver: fakeResolver{}, Params: []string{"1", "x"}})
+		if err != nil {
+			if _, ok := err.(*lang.Diagnostics); !ok {
+				t.Fatalf("error of type %T: %v", err, err)
+			}
+			_ = err.Error()
+			return
+		}
+		_ = Dump(res)
+	})
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"pid", "pid", 0}, {"", "abc", 3}, {"abc", "", 3},
+		{"pdi", "pid", 1},   // adjacent swap
+		{"tigd", "tgid", 1}, // adjacent swap
+		{"pi", "pid", 1}, {"pod", "pid", 1}, {"kitten", "sitting", 3},
+		{"ca", "abc", 3}, // optimal string alignment: no edit of a swapped pair
+	} {
+		if got := editDistance(c.a, c.b); got != c.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+		if got := editDistance(c.b, c.a); got != c.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d (symmetry)", c.b, c.a, got, c.want)
+		}
+	}
+}
+
+// declResolver is the fake resolver with C declaration errors.
+type declResolver struct {
+	fakeResolver
+	errs []*layout.DeclError
+}
+
+func (r declResolver) CheckDecls() []*layout.DeclError { return r.errs }
+
+func TestDeclErrorsReported(t *testing.T) {
+	src := "struct a { int x; }\nstruct task_struct { struct thread_info x; }\nBEGIN { exit(); }\n"
+	prog, err := lang.Parse(&lang.Source{Name: "stdin", Text: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := "definitions: error: field 'x' of struct task_struct has incomplete type 'struct thread_info'"
+	_, err = Check(prog, Options{Resolver: declResolver{errs: []*layout.DeclError{
+		{Name: "struct task_struct", Err: errors.New(msg)},
+	}}})
+	d, ok := err.(*lang.Diagnostics)
+	if !ok || len(d.Items) != 1 {
+		t.Fatalf("got %v, want one diagnostic", err)
+	}
+	if it := d.Items[0]; it.Msg != msg || it.Span.Start.Line != 2 {
+		t.Errorf("diagnostic %q at line %d, want %q at line 2 (the declaration concerned)", it.Msg, it.Span.Start.Line, msg)
+	}
+	if _, err := Check(prog, Options{Resolver: declResolver{}}); err != nil {
+		t.Errorf("no declaration errors: %v", err)
+	}
+}
+
+// buf(p, n) holds n data bytes after its length byte (compiler/ABI.md).
+func TestBufSize(t *testing.T) {
+	for src, want := range map[string]int{
+		`uprobe:/bin/sh:f { @b = buf(arg0, 4); }`:    5,
+		`uprobe:/bin/sh:f { @b = buf(arg0, 1); }`:    2,
+		`BEGIN { @b = buf("abc"); }`:                 5, // the literal's 4 bytes
+		`uprobe:/bin/sh:f { @b = buf(arg0, arg1); }`: 65,
+	} {
+		prog, err := lang.Parse(&lang.Source{Name: "stdin", Text: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Check(prog, Options{Resolver: fakeResolver{}})
+		if err != nil {
+			t.Errorf("%s: %v", src, err)
+			continue
+		}
+		if got := res.Maps[0].Value; got.Kind != types.Buffer || got.Size != want {
+			t.Errorf("%s: @b is %v (size %d), want a buffer of size %d", src, got, got.Size, want)
+		}
+	}
+}
+
+// A map whose first assignment reads itself is an int64, as in bpftrace:
+// `bpftrace -e 'BEGIN { @t = @t + 1; exit(); }'` prints "@t: 1".
+func TestSelfReferencingMap(t *testing.T) {
+	for _, src := range []string{
+		`BEGIN { @t = @t + 1; exit(); }`,
+		`interval:ms:50 { @t = @t + 1; if (@t > 2) { exit(); } }`,
+	} {
+		prog, err := lang.Parse(&lang.Source{Name: "stdin", Text: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Check(prog, Options{Resolver: fakeResolver{}})
+		if err != nil {
+			t.Errorf("%s: %v", src, err)
+			continue
+		}
+		if got := res.Maps[0].Value; !types.Equal(got, types.S64) {
+			t.Errorf("%s: @t is %v, want int64", src, got)
+		}
+	}
+}

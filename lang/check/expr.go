@@ -1,0 +1,836 @@
+package check
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/types"
+	"github.com/gotrace/gotrace/stdlib"
+)
+
+// exprCtx says where an expression appears (aggregations are only allowed
+// directly on the right of a map assignment).
+type exprCtx uint8
+
+const (
+	ctxValue exprCtx = iota
+	ctxStmt
+	ctxMapAssign
+	ctxVarAssign
+)
+
+func tnOf(t *types.Type) string { return stdlib.TypeName(t) }
+
+// expr checks e, sets its type and returns it (never nil).
+func (c *checker) expr(e lang.Expr, ctx exprCtx) (t *types.Type) {
+	if e == nil {
+		return types.InvalidType
+	}
+	c.depth++
+	defer func() {
+		c.depth--
+		if t == nil {
+			t = types.InvalidType
+		}
+		e.SetType(t)
+	}()
+	if c.depth > maxDepth {
+		c.errorf(e, "expression nested too deeply (more than %d levels)", maxDepth)
+		return types.InvalidType
+	}
+	switch e := e.(type) {
+	case *lang.IntLit:
+		if e.Value > math.MaxInt64 {
+			return types.U64
+		}
+		return types.S64
+	case *lang.StrLit:
+		return types.StringType(len(e.Value) + 1)
+	case *lang.BoolLit:
+		return types.BoolType
+	case *lang.PositionalExpr:
+		c.fillPositional(e)
+		if e.IsInt {
+			return types.S64
+		}
+		return types.StringType(len(e.Text) + 1)
+	case *lang.BuiltinExpr:
+		return c.builtinVar(e)
+	case *lang.IdentExpr:
+		return c.ident(e)
+	case *lang.VarExpr:
+		info := c.lookupVar(e.Name)
+		if info == nil {
+			c.errHint(e.Span(), func() string { return suggest(e.Name, c.varNames()) }, "Undefined or undeclared variable: %s", e.Name)
+			return types.InvalidType
+		}
+		e.Info = info
+		return info.Type
+	case *lang.MapExpr:
+		return c.mapRead(e)
+	case *lang.CallExpr:
+		return c.call(e, ctx)
+	case *lang.BinaryExpr:
+		return c.binary(e)
+	case *lang.UnaryExpr:
+		return c.unary(e)
+	case *lang.TernaryExpr:
+		return c.ternary(e)
+	case *lang.FieldExpr:
+		return c.field(e)
+	case *lang.TupleIndexExpr:
+		x := c.expr(e.X, ctxValue)
+		if x.IsInvalid() {
+			return types.InvalidType
+		}
+		if x.Kind != types.Tuple {
+			c.errorf(e, "Can not access index '%d' on expression of type '%s'", e.Index, typeName(x))
+			return types.InvalidType
+		}
+		if e.Index < 0 || e.Index >= len(x.Fields) {
+			c.errorf(e, "Invalid tuple index: %d. Found %d elements in tuple.", e.Index, len(x.Fields))
+			return types.InvalidType
+		}
+		return x.Fields[e.Index].Type
+	case *lang.IndexExpr:
+		return c.index(e)
+	case *lang.CastExpr:
+		return c.cast(e)
+	case *lang.TupleExpr:
+		elems := make([]*types.Type, len(e.Elems))
+		bad := false
+		for i, el := range e.Elems {
+			elems[i] = c.expr(el, ctxValue)
+			if elems[i].IsInvalid() {
+				bad = true
+			} else if elems[i].Kind == types.None || elems[i].Kind.IsAggregation() {
+				c.errorf(el, "Invalid expression in tuple: %s", typeName(elems[i]))
+				bad = true
+			}
+		}
+		if bad {
+			return types.InvalidType
+		}
+		return types.TupleOf(elems...)
+	case *lang.SizeofExpr:
+		var t *types.Type
+		if e.Of != nil {
+			t = c.resolveTypeExpr(e.Of)
+		} else {
+			t = c.expr(e.X, ctxValue)
+		}
+		if t.IsInvalid() {
+			return types.InvalidType
+		}
+		e.Val = t.Size
+		return types.U64
+	case *lang.OffsetofExpr:
+		return c.offsetof(e)
+	}
+	c.errorf(e, "unsupported expression %T", e)
+	return types.InvalidType
+}
+
+func (c *checker) fillPositional(e *lang.PositionalExpr) {
+	if e.Count {
+		e.IsInt, e.Int = true, int64(len(c.opts.Params))
+		e.Text = strconv.Itoa(len(c.opts.Params))
+		return
+	}
+	if e.N < 1 || e.N > len(c.opts.Params) {
+		// bpftrace treats a missing parameter as "" in string context and
+		// 0 in integer context.
+		e.Text, e.IsInt, e.Int = "", true, 0
+		return
+	}
+	e.Text = c.opts.Params[e.N-1]
+	if v, err := strconv.ParseInt(e.Text, 0, 64); err == nil {
+		e.IsInt, e.Int = true, v
+	} else {
+		e.IsInt, e.Int = false, 0
+	}
+}
+
+func (c *checker) builtinVar(e *lang.BuiltinExpr) *types.Type {
+	row, _, ok := stdlib.Resolve(e.Name)
+	if !ok || (row.Kind != stdlib.Var && !(row.Kind == stdlib.Func && row.MinArgs == 0 && (row.Name == "kstack" || row.Name == "ustack"))) {
+		c.errHint(e.Span(), func() string { return suggest(e.Name, stdlib.Names(stdlib.Var)) }, "Unknown identifier: '%s'", e.Name)
+		return types.InvalidType
+	}
+	if row.Check == nil {
+		return types.InvalidType
+	}
+	return row.Check(c, &stdlib.Call{Expr: e, Name: e.Name, Probe: c.probe})
+}
+
+func (c *checker) ident(e *lang.IdentExpr) *types.Type {
+	if row, _, ok := stdlib.Resolve(e.Name); ok && row.Kind == stdlib.Var {
+		return row.Check(c, &stdlib.Call{Expr: e, Name: e.Name, Probe: c.probe})
+	}
+	if c.opts.Resolver != nil {
+		if v, t, ok := c.opts.Resolver.Enum(e.Name); ok {
+			e.IsEnum, e.Value = true, v
+			if t == nil || t.IsInvalid() {
+				t = types.S64
+			}
+			return t
+		}
+	}
+	c.errHint(e.Span(), func() string { return suggest(e.Name, stdlib.Names(stdlib.Var)) }, "Unknown identifier: '%s'", e.Name)
+	return types.InvalidType
+}
+
+// ---- calls ----
+
+func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
+	row, ok := stdlib.Lookup(e.Name)
+	if !ok || row.Kind == stdlib.Var {
+		nameSp := e.NameSpan
+		if !nameSp.Start.IsValid() {
+			nameSp = e.Span()
+		}
+		c.errHint(nameSp, func() string { return suggest(e.Name, stdlib.Names(stdlib.Func, stdlib.Agg, stdlib.MapFunc)) }, "Unknown function: %s", e.Name)
+		return types.InvalidType
+	}
+	if row.Unsafe && !c.opts.Unsafe {
+		c.errAt(e.Span(), "run with --unsafe to allow it", "%s() is an unsafe function being used in safe mode", e.Name)
+	}
+	n := len(e.Args)
+	if n < row.MinArgs || (row.MaxArgs >= 0 && n > row.MaxArgs) {
+		c.errorf(e, "%s", arityMsg(row, n))
+		return types.InvalidType
+	}
+	if row.Kind == stdlib.Agg && ctx != ctxMapAssign {
+		for _, a := range e.Args {
+			c.expr(a, ctxValue)
+		}
+		c.errorf(e, "%s() should be directly assigned to a map", e.Name)
+		return types.InvalidType
+	}
+	bad := false
+	for i, a := range e.Args {
+		var t *types.Type
+		switch {
+		case row.Kind == stdlib.MapFunc && i == 0:
+			t = c.mapFuncArg(e, a)
+		case row.Kind == stdlib.MapFunc && i == 1 && (e.Name == "delete" || e.Name == "has_key"):
+			t = c.mapKeyArg(e, a)
+		case (e.Name == "kstack" || e.Name == "ustack") && i == 0 && isStackMode(a):
+			t = types.NoneType
+			a.SetType(t)
+		default:
+			t = c.expr(a, ctxValue)
+		}
+		if t.IsInvalid() {
+			bad = true
+		}
+	}
+	if bad && row.Kind != stdlib.Agg && e.Name != "kstack" && e.Name != "ustack" && e.Name != "print" {
+		// The argument's own error was reported; skip follow-on errors
+		// but still type the call.
+		if t := c.quietCheck(row, e); t != nil {
+			return t
+		}
+		return types.InvalidType
+	}
+	if row.Check == nil {
+		return types.NoneType
+	}
+	return row.Check(c, &stdlib.Call{Expr: e, Name: e.Name, Args: e.Args, Probe: c.probe})
+}
+
+// quietCheck runs a row's rule with reporting off (to type a call whose
+// arguments had errors without piling on follow-on errors).
+func (c *checker) quietCheck(row *stdlib.Builtin, e *lang.CallExpr) *types.Type {
+	if row.Check == nil {
+		return nil
+	}
+	saved := c.report
+	c.report = false
+	defer func() { c.report = saved }()
+	return row.Check(c, &stdlib.Call{Expr: e, Name: e.Name, Args: e.Args, Probe: c.probe})
+}
+
+func isStackMode(a lang.Expr) bool {
+	id, ok := a.(*lang.IdentExpr)
+	if !ok {
+		return false
+	}
+	_, ok = stdlib.StackModes[id.Name]
+	return ok
+}
+
+func arityMsg(row *stdlib.Builtin, n int) string {
+	count := func(k int) string {
+		switch k {
+		case 0:
+			return "no arguments"
+		case 1:
+			return "one argument"
+		}
+		return fmt.Sprintf("%d arguments", k)
+	}
+	if n < row.MinArgs {
+		if row.MinArgs == row.MaxArgs {
+			return fmt.Sprintf("%s() requires %s (%d provided)", row.Name, count(row.MinArgs), n)
+		}
+		return fmt.Sprintf("%s() requires at least %s (%d provided)", row.Name, count(row.MinArgs), n)
+	}
+	if row.MinArgs == row.MaxArgs {
+		return fmt.Sprintf("%s() requires %s (%d provided)", row.Name, count(row.MinArgs), n)
+	}
+	return fmt.Sprintf("%s() takes up to %d arguments (%d provided)", row.Name, row.MaxArgs, n)
+}
+
+// mapFuncArg checks the map argument of delete/clear/zero/print/len/has_key:
+// a bare `@m` names the whole map.
+func (c *checker) mapFuncArg(call *lang.CallExpr, a lang.Expr) *types.Type {
+	m, ok := a.(*lang.MapExpr)
+	if !ok || len(m.Keys) > 0 {
+		if call.Name == "print" || call.Name == "delete" {
+			return c.expr(a, ctxValue)
+		}
+		if ok {
+			return c.expr(a, ctxValue)
+		}
+		t := c.expr(a, ctxValue)
+		if t.IsInvalid() {
+			return t
+		}
+		return t
+	}
+	st := c.mapRef(m)
+	if st == nil {
+		m.SetType(types.InvalidType)
+		return types.InvalidType
+	}
+	m.Info = st.info
+	if !st.assigned && !st.defPass1 {
+		c.errHint(m.Span(), func() string { return c.mapHint(m.Name) }, "Undefined map: %s", m.Name)
+		m.SetType(types.InvalidType)
+		return types.InvalidType
+	}
+	t := st.info.Value
+	if t == nil {
+		t = types.InvalidType
+	}
+	m.SetType(t)
+	return t
+}
+
+// mapKeyArg checks the key of delete(@m, k) / has_key(@m, k) against @m.
+func (c *checker) mapKeyArg(call *lang.CallExpr, a lang.Expr) *types.Type {
+	t := c.expr(a, ctxValue)
+	if t.IsInvalid() || len(call.Args) == 0 {
+		return t
+	}
+	m, ok := call.Args[0].(*lang.MapExpr)
+	if !ok || m.Info == nil {
+		return t
+	}
+	st := c.maps[m.Name]
+	if st == nil || !st.keySet {
+		return t
+	}
+	parts := []*types.Type{t}
+	if t.Kind == types.Tuple && len(st.info.KeyParts) > 1 {
+		parts = parts[:0]
+		for _, f := range t.Fields {
+			parts = append(parts, f.Type)
+		}
+	}
+	c.unifyKey(st, m, parts, lang.Join(call.Args[0].Span(), a.Span()))
+	return t
+}
+
+// ---- operators ----
+
+func isArith(op string) bool {
+	switch op {
+	case "+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^":
+		return true
+	}
+	return false
+}
+
+func isCompare(op string) bool {
+	switch op {
+	case "==", "!=", "<", "<=", ">", ">=":
+		return true
+	}
+	return false
+}
+
+// intResult is bpftrace 0.17's result type of an integer binary operation:
+// 64-bit, signed only when both operands are signed.
+func intResult(x, y *types.Type) *types.Type {
+	return types.IntType(8, signedOf(x) && signedOf(y))
+}
+
+func signedOf(t *types.Type) bool {
+	switch t.Kind {
+	case types.Int, types.Enum:
+		return t.Signed
+	case types.Bool:
+		return true
+	}
+	return false
+}
+
+func (c *checker) binary(e *lang.BinaryExpr) *types.Type {
+	x := c.expr(e.X, ctxValue)
+	y := c.expr(e.Y, ctxValue)
+	if x.IsInvalid() || y.IsInvalid() {
+		return types.InvalidType
+	}
+	op := e.Op
+	mismatch := func() *types.Type {
+		c.errorf(e, "Type mismatch for '%s': comparing '%s' with '%s'", op, typeName(x), typeName(y))
+		return types.InvalidType
+	}
+	opErr := func() *types.Type {
+		c.errAt(c.opSpan(e), "", "The %s operator can not be used on expressions of types %s, %s", op, typeName(x), typeName(y))
+		return types.InvalidType
+	}
+	xi, yi := x.IsInteger(), y.IsInteger()
+	xp, yp := x.Kind == types.Pointer || x.Kind == types.Ctx, y.Kind == types.Pointer || y.Kind == types.Ctx
+	switch {
+	case op == "&&" || op == "||":
+		if (xi || xp) && (yi || yp) {
+			return types.S64
+		}
+		return mismatch()
+	case xi && yi:
+		if x.Kind == types.Bool && y.Kind == types.Bool && (isCompare(op) || op == "&" || op == "|" || op == "^") {
+			return types.BoolType
+		}
+		return intResult(x, y)
+	case xp && yi || xi && yp:
+		if isCompare(op) {
+			return types.S64
+		}
+		if op == "+" || (op == "-" && xp) {
+			if xp {
+				return x
+			}
+			return y
+		}
+		if op == "&" || op == "|" || op == "^" || op == "*" || op == "/" || op == "%" || op == "<<" || op == ">>" {
+			return types.U64
+		}
+		return opErr()
+	case xp && yp:
+		if isCompare(op) {
+			return types.S64
+		}
+		return opErr()
+	case x.Kind == types.String && y.Kind == types.String:
+		if op == "==" || op == "!=" {
+			return types.U64
+		}
+		return opErr()
+	case x.Kind == types.Buffer && y.Kind == types.Buffer:
+		if op == "==" || op == "!=" {
+			return types.U64
+		}
+		return opErr()
+	case x.Kind == types.Array && y.Kind == types.Array:
+		if (op == "==" || op == "!=") && types.Equal(x, y) {
+			return types.U64
+		}
+		if op == "==" || op == "!=" {
+			return mismatch()
+		}
+		return opErr()
+	}
+	return mismatch()
+}
+
+func (c *checker) unary(e *lang.UnaryExpr) *types.Type {
+	switch e.Op {
+	case "++", "--":
+		return c.incdec(e)
+	}
+	x := c.expr(e.X, ctxValue)
+	if x.IsInvalid() {
+		return types.InvalidType
+	}
+	switch e.Op {
+	case "!":
+		if x.IsInteger() || x.Kind == types.Pointer {
+			if x.Kind == types.Int || x.Kind == types.Bool {
+				return x
+			}
+			return types.S64
+		}
+	case "-", "~":
+		if x.IsInteger() {
+			return types.IntType(8, signedOf(x))
+		}
+	case "*":
+		switch x.Kind {
+		case types.Pointer, types.Ctx:
+			if x.Elem == nil || x.Elem.Kind == types.None {
+				c.errorf(e, "Can not dereference a void pointer")
+				return types.InvalidType
+			}
+			full := c.complete(e, x.Elem)
+			if full == nil {
+				return types.InvalidType
+			}
+			el := *full
+			if el.Kind == types.Pointer && el.Space == types.AddrNone {
+				el.Space = x.Space
+			}
+			return &el
+		case types.Int:
+			return types.IntType(8, x.Signed)
+		}
+		c.errorf(e, "Can not dereference type '%s'", typeName(x))
+		return types.InvalidType
+	case "&":
+		c.errorf(e, "The & operator is not supported")
+		return types.InvalidType
+	}
+	c.errorf(e, "The %s operator can not be used on expressions of type '%s'", e.Op, typeName(x))
+	return types.InvalidType
+}
+
+func (c *checker) incdec(e *lang.UnaryExpr) *types.Type {
+	switch x := e.X.(type) {
+	case *lang.MapExpr:
+		st := c.mapAccess(x, true)
+		if st == nil {
+			return types.InvalidType
+		}
+		t := st.info.Value
+		if t == nil || t.IsInvalid() || (!st.assigned && !st.defPass1) {
+			c.storeMap(st, x, types.S64, x.Span())
+			t = st.info.Value
+		} else {
+			st.assigned = true
+		}
+		x.SetType(t)
+		if t != nil && !t.IsInvalid() && !t.IsInteger() && t.Kind != types.Pointer {
+			c.errorf(e, "The %s operator can not be used on expressions of type '%s'", e.Op, typeName(t))
+			return types.InvalidType
+		}
+		return t
+	case *lang.VarExpr:
+		t := c.expr(x, ctxValue)
+		if t.IsInvalid() {
+			return t
+		}
+		if !t.IsInteger() && t.Kind != types.Pointer {
+			c.errorf(e, "The %s operator can not be used on expressions of type '%s'", e.Op, typeName(t))
+			return types.InvalidType
+		}
+		return t
+	}
+	c.expr(e.X, ctxValue)
+	c.errorf(e, "The %s operator must be applied to a map or variable", e.Op)
+	return types.InvalidType
+}
+
+func (c *checker) ternary(e *lang.TernaryExpr) *types.Type {
+	cond := c.expr(e.Cond, ctxValue)
+	a := c.expr(e.Then, ctxStmt)
+	b := c.expr(e.Else, ctxStmt)
+	if cond.IsInvalid() || a.IsInvalid() || b.IsInvalid() {
+		return types.InvalidType
+	}
+	if !isCondType(cond) {
+		c.errorf(e.Cond, "Invalid condition in ternary: %s", kindName(cond))
+		return types.InvalidType
+	}
+	switch {
+	case a.IsInteger() && b.IsInteger():
+		return types.IntType(8, signedOf(a) || signedOf(b))
+	case a.Kind == types.String && b.Kind == types.String:
+		return types.StringType(max(a.Size, b.Size, c.strlen))
+	case a.Kind == types.None && b.Kind == types.None:
+		return types.NoneType
+	case a.Kind == b.Kind && a.Kind != types.Record && assignable(a, b):
+		return merge(a, b)
+	}
+	c.errorf(e, "Ternary operator must return the same type: have '%s' and '%s'", kindName(a), kindName(b))
+	return types.InvalidType
+}
+
+// ---- fields, indexes, casts ----
+
+func (c *checker) dotSpan(e *lang.FieldExpr) lang.Span {
+	tok := "."
+	if e.Arrow {
+		tok = "->"
+	}
+	sp := c.tokenAfter(e.X.Span().End.Offset, tok)
+	if !sp.Start.IsValid() {
+		return e.Span()
+	}
+	return sp
+}
+
+func (c *checker) field(e *lang.FieldExpr) *types.Type {
+	x := c.expr(e.X, ctxValue)
+	if x.IsInvalid() {
+		return types.InvalidType
+	}
+	rec := x
+	isArgs := false
+	if b, ok := e.X.(*lang.BuiltinExpr); ok && b.Name == "args" {
+		isArgs = true
+	}
+	if e.Arrow {
+		if x.Kind != types.Pointer || x.Elem == nil || x.Elem.Kind != types.Record {
+			c.errorf(e, "Can not access field '%s' on expression of type '%s'", e.Field, typeName(x))
+			return types.InvalidType
+		}
+		rec = x.Elem
+	} else {
+		if x.Kind == types.Pointer && isArgs && x.Elem != nil && x.Elem.Kind == types.Record {
+			// `args.f` is accepted like `args->f` (gotrace's SPEC).
+			rec = x.Elem
+		} else if x.Kind == types.Pointer && x.Elem != nil && x.Elem.Kind == types.Record {
+			c.errAt(c.dotSpan(e), "use '->' to access a member through a pointer",
+				"Can not access field '%s' on type '%s'. Try dereferencing it first, or using '->'", e.Field, typeName(x))
+			return types.InvalidType
+		} else if x.Kind != types.Record {
+			c.errAt(c.dotSpan(e), "", "Can not access field '%s' on expression of type '%s'", e.Field, typeName(x))
+			return types.InvalidType
+		}
+	}
+	if rec = c.complete(e, rec); rec == nil {
+		return types.InvalidType
+	}
+	f, ok := rec.Field(e.Field)
+	// A wildcard tracepoint's args need the field in every match; like
+	// bpftrace, report each match that lacks it, in match order.
+	missing := false
+	if isArgs {
+		for _, r := range c.argsOthers {
+			if _, has := r.Field(e.Field); !has {
+				missing = true
+			}
+		}
+	}
+	if !ok || missing {
+		recs := []*types.Type{rec}
+		if isArgs {
+			recs = append(recs, c.argsOthers...)
+		}
+		for _, r := range recs {
+			if _, has := r.Field(e.Field); has {
+				continue
+			}
+			sp := e.Span()
+			if !e.Arrow && !isArgs {
+				sp = c.dotSpan(e)
+			}
+			c.errHint(sp, func() string {
+				var names []string
+				collectFieldNames(r, &names)
+				return suggest(e.Field, names)
+			}, "Struct/union of type '%s' does not contain a field named '%s'", r.Name, e.Field)
+		}
+		return types.InvalidType
+	}
+	e.Offset, e.BitOff, e.BitWidth = f.Offset, f.BitOff, f.BitWidth
+	t := f.Type
+	if t == nil {
+		return types.InvalidType
+	}
+	space := x.Space
+	if t.Kind == types.Pointer && t.Space == types.AddrNone && space != types.AddrNone {
+		cp := *t
+		cp.Space = space
+		t = &cp
+	}
+	return t
+}
+
+// complete returns the full layout of a record reached through a pointer
+// (the layout package leaves such records as named stubs), reporting at n
+// when no source knows it.
+func (c *checker) complete(n lang.Node, t *types.Type) *types.Type {
+	if t == nil || t.Kind != types.Record || !t.Opaque || len(t.Fields) > 0 {
+		return t
+	}
+	if t.Name != "" {
+		if full, err := c.LookupType(t.Name); err == nil && full != nil && !(full.Opaque && len(full.Fields) == 0) {
+			return full
+		} else if err != nil {
+			c.errAt(n.Span(), err.Error(), "Unknown struct/union: '%s'", t.Name)
+			return nil
+		}
+	}
+	c.errorf(n, "Unknown struct/union: '%s'", t.Name)
+	return nil
+}
+
+func collectFieldNames(t *types.Type, out *[]string) {
+	for _, f := range t.Fields {
+		if f.Name == "" && f.Type != nil && f.Type.Kind == types.Record {
+			collectFieldNames(f.Type, out)
+		} else if f.Name != "" {
+			*out = append(*out, f.Name)
+		}
+	}
+}
+
+func (c *checker) index(e *lang.IndexExpr) *types.Type {
+	x := c.expr(e.X, ctxValue)
+	it := c.expr(e.Index, ctxValue)
+	if x.IsInvalid() || it.IsInvalid() {
+		return types.InvalidType
+	}
+	if !it.IsInteger() {
+		c.errorf(e.Index, "The array index operator [] expects an integer index (%s provided)", kindName(it))
+		return types.InvalidType
+	}
+	switch x.Kind {
+	case types.Array:
+		if v, ok := c.ConstInt(e.Index); ok && (v < 0 || v >= int64(x.Len)) && x.Len > 0 {
+			c.errorf(e, "the index %d is out of bounds for array of size %d", v, x.Len)
+			return types.InvalidType
+		}
+		return x.Elem
+	case types.Pointer:
+		if x.Elem == nil || x.Elem.Kind == types.None {
+			c.errorf(e, "Can not index a void pointer")
+			return types.InvalidType
+		}
+		el := *x.Elem
+		if el.Kind == types.Pointer && el.Space == types.AddrNone {
+			el.Space = x.Space
+		}
+		return &el
+	}
+	c.errorf(e, "The array index operator [] can only be used on arrays and pointers, found %s.", kindName(x))
+	return types.InvalidType
+}
+
+func (c *checker) cast(e *lang.CastExpr) *types.Type {
+	// bpftrace reports cast errors at the parenthesised type.
+	at := lang.Loc(e.Span())
+	if e.To != nil {
+		if cl := c.tokenAfter(e.To.Span().End.Offset, ")"); cl.Start.IsValid() {
+			at = lang.Loc(lang.Span{Start: e.Span().Start, End: cl.End})
+		}
+	}
+	to := types.InvalidType
+	if e.To != nil {
+		to = c.resolveTypeAt(e.To, at)
+	}
+	x := c.expr(e.X, ctxValue)
+	if to.IsInvalid() || x.IsInvalid() {
+		return types.InvalidType
+	}
+	switch to.Kind {
+	case types.Record:
+		c.errorf(e, "Cannot cast to struct type \"%s\"", to.Name)
+		return types.InvalidType
+	case types.Int, types.Pointer, types.Bool, types.Enum:
+		if x.IsInteger() || x.Kind == types.Pointer || x.Kind == types.Ctx {
+			return to
+		}
+	case types.Array:
+		if (x.IsInteger() || x.Kind == types.Array) && x.Size == to.Size {
+			return to
+		}
+		c.errorf(at, "Cannot cast from \"%s\" to \"%s\"", typeName(x), typeName(to))
+		return types.InvalidType
+	}
+	c.errorf(at, "Casts are not supported for type: \"%s\"", typeName(x))
+	return types.InvalidType
+}
+
+// baseTypes are the type names bpftrace knows without any type source.
+var baseTypes = map[string]*types.Type{
+	"int8": types.S8, "int16": types.S16, "int32": types.S32, "int64": types.S64,
+	"uint8": types.U8, "uint16": types.U16, "uint32": types.U32, "uint64": types.U64,
+	"bool": types.BoolType,
+	"char": types.S8, "signed char": types.S8, "unsigned char": types.U8,
+	"short": types.S16, "unsigned short": types.U16, "int": types.S32, "unsigned int": types.U32,
+	"unsigned": types.U32, "long": types.S64, "unsigned long": types.U64, "long long": types.S64,
+	"unsigned long long": types.U64,
+	"u8":                 types.U8, "u16": types.U16, "u32": types.U32, "u64": types.U64,
+	"s8": types.S8, "s16": types.S16, "s32": types.S32, "s64": types.S64,
+	"__u8": types.U8, "__u16": types.U16, "__u32": types.U32, "__u64": types.U64,
+	"__s8": types.S8, "__s16": types.S16, "__s32": types.S32, "__s64": types.S64,
+	"uint8_t": types.U8, "uint16_t": types.U16, "uint32_t": types.U32, "uint64_t": types.U64,
+	"int8_t": types.S8, "int16_t": types.S16, "int32_t": types.S32, "int64_t": types.S64,
+	"size_t": types.U64, "ssize_t": types.S64, "pid_t": types.S32, "uid_t": types.U32, "gid_t": types.U32,
+}
+
+// resolveTypeExpr resolves a written type and stores it in te.Resolved.
+func (c *checker) resolveTypeExpr(te *lang.TypeExpr) *types.Type { return c.resolveTypeAt(te, te) }
+
+// resolveTypeAt resolves te, reporting an unknown type at `at`.
+func (c *checker) resolveTypeAt(te *lang.TypeExpr, at lang.Node) *types.Type {
+	name := strings.Join(strings.Fields(te.Name), " ")
+	var t *types.Type
+	switch {
+	case name == "void":
+		t = &types.Type{Kind: types.None}
+	case name == "string":
+		t = types.StringType(c.strlen)
+	case baseTypes[name] != nil:
+		t = baseTypes[name]
+	default:
+		rt, err := c.LookupType(name)
+		if err != nil || rt == nil {
+			hint := ""
+			if err != nil {
+				hint = err.Error()
+			}
+			c.errAt(at.Span(), hint, "Unknown struct/union: '%s'", name)
+			te.Resolved = types.InvalidType
+			return types.InvalidType
+		}
+		t = rt
+	}
+	for i := 0; i < te.Ptr; i++ {
+		t = types.PointerTo(t, types.AddrNone)
+	}
+	if te.ArrayLen > 0 {
+		t = types.ArrayOf(t, te.ArrayLen)
+	}
+	te.Resolved = t
+	return t
+}
+
+func (c *checker) offsetof(e *lang.OffsetofExpr) *types.Type {
+	var rec *types.Type
+	if e.Of != nil {
+		rec = c.resolveTypeExpr(e.Of)
+	} else {
+		rec = c.expr(e.X, ctxValue)
+	}
+	if rec.IsInvalid() {
+		return types.InvalidType
+	}
+	off := 0
+	for _, name := range e.Fields {
+		if rec.Kind != types.Record {
+			c.errorf(e, "offsetof() expects a struct or union type, got '%s'", typeName(rec))
+			return types.InvalidType
+		}
+		f, ok := rec.Field(name)
+		if !ok {
+			c.errHint(e.Span(), func() string {
+				var names []string
+				collectFieldNames(rec, &names)
+				return suggest(name, names)
+			}, "Struct/union of type '%s' does not contain a field named '%s'", rec.Name, name)
+			return types.InvalidType
+		}
+		off += f.Offset
+		rec = f.Type
+	}
+	e.Val = off
+	return types.U64
+}

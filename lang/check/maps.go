@@ -1,0 +1,291 @@
+package check
+
+import (
+	"strings"
+
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/types"
+	"github.com/gotrace/gotrace/stdlib"
+)
+
+// mapRef returns the state of m's map, creating it on first sight.
+func (c *checker) mapRef(m *lang.MapExpr) *mapState {
+	st, ok := c.maps[m.Name]
+	if !ok {
+		st = &mapState{info: &lang.MapInfo{Name: m.Name}}
+		c.maps[m.Name] = st
+	}
+	st.used = true
+	m.Info = st.info
+	return st
+}
+
+// mapHint suggests an assigned map for a misspelt one.
+func (c *checker) mapHint(name string) string {
+	var names []string
+	for n, st := range c.maps {
+		if st.assigned || st.defPass1 {
+			names = append(names, n)
+		}
+	}
+	return suggest(name, names)
+}
+
+// mapAccess checks an access `@m[keys]` (a read or, with write, a store)
+// and unifies its key with the map's.
+func (c *checker) mapAccess(m *lang.MapExpr, write bool) *mapState {
+	parts := make([]*types.Type, len(m.Keys))
+	bad := false
+	for i, k := range m.Keys {
+		t := c.expr(k, ctxValue)
+		parts[i] = t
+		if t.IsInvalid() {
+			bad = true
+			continue
+		}
+		switch {
+		case t.Kind == types.None:
+			c.errorf(k, "Invalid map key type: none")
+			bad = true
+		case t.Kind.IsAggregation():
+			c.errorf(k, "%s cannot be used as a map key", typeName(t))
+			bad = true
+		}
+	}
+	st := c.mapRef(m)
+	if bad {
+		return st
+	}
+	for i, t := range parts {
+		parts[i] = widenKey(t)
+	}
+	c.unifyKey(st, m, parts, m.Span())
+	return st
+}
+
+// widenKey: integer key parts are stored as 64-bit, keeping their sign.
+func widenKey(t *types.Type) *types.Type {
+	if t.Kind == types.Int && t.Size < 8 {
+		return types.IntType(8, t.Signed)
+	}
+	if t.Kind == types.Bool {
+		return types.IntType(8, false)
+	}
+	return t
+}
+
+func (c *checker) unifyKey(st *mapState, m *lang.MapExpr, parts []*types.Type, at lang.Span) {
+	if !st.keySet {
+		st.keySet = true
+		st.info.KeyParts = parts
+		finishKey(st.info)
+		return
+	}
+	old := st.info.KeyParts
+	ok := len(old) == len(parts)
+	if ok {
+		for i := range parts {
+			if !keyCompatible(old[i], parts[i]) {
+				ok = false
+			}
+		}
+	}
+	if !ok {
+		c.errAt(at, "", "Argument mismatch for %s: trying to access with arguments: %s when map expects arguments: %s",
+			m.Name, keyList(parts), keyList(old))
+		return
+	}
+	changed := false
+	merged := make([]*types.Type, len(old))
+	for i := range old {
+		merged[i] = merge(old[i], parts[i])
+		if merged[i] != old[i] {
+			changed = true
+		}
+	}
+	if changed {
+		st.info.KeyParts = merged
+		finishKey(st.info)
+	}
+}
+
+func keyCompatible(a, b *types.Type) bool {
+	if a.IsInvalid() || b.IsInvalid() {
+		return true
+	}
+	switch {
+	case a.IsInteger() && b.IsInteger() && a.Kind == b.Kind:
+		return true
+	case a.Kind == types.Int && b.Kind == types.Int:
+		return true
+	case a.Kind == types.String && b.Kind == types.String:
+		return true
+	case a.Kind == types.Stack && b.Kind == types.Stack:
+		return a.Stack.User == b.Stack.User
+	case a.Kind == types.Tuple && b.Kind == types.Tuple:
+		return assignable(a, b)
+	}
+	return types.Equal(a, b) || (a.Kind == b.Kind && a.Kind == types.Buffer) ||
+		(a.Kind == b.Kind && a.Kind == types.Pointer)
+}
+
+// keyList spells key parts as bpftrace's argument-mismatch message does
+// (integer keys are printed as "unsigned int64" whatever their sign).
+func keyList(parts []*types.Type) string {
+	s := make([]string, len(parts))
+	for i, p := range parts {
+		if p.Kind == types.Int {
+			s[i] = "unsigned int64"
+		} else {
+			s[i] = stdlib.TypeName(p)
+		}
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}
+
+// mapRead types a map used as a value.
+func (c *checker) mapRead(m *lang.MapExpr) *types.Type {
+	st := c.mapAccess(m, false)
+	if st.info.Value == nil && m.Name == c.selfMap {
+		return types.S64
+	}
+	if !st.assigned && !st.defPass1 {
+		c.errHint(m.Span(), func() string { return c.mapHint(m.Name) }, "Undefined map: %s", m.Name)
+		return types.InvalidType
+	}
+	if st.info.Value == nil {
+		return types.InvalidType
+	}
+	return st.info.Value
+}
+
+// ---- probe context ----
+
+// probeKind is bpftrace 0.17's name of a provider in context messages.
+func probeKind(p string) string {
+	switch p {
+	case "BEGIN", "END":
+		return "special"
+	}
+	return p
+}
+
+// ProbeArgs resolves the clause's `args` once. With several attach points
+// the first decides the type; wildcard tracepoints are resolved through the
+// Resolver with the pattern as written (its first match).
+func (c *checker) ProbeArgs(n lang.Node) *types.Type {
+	if c.argsDone {
+		if c.argsType == nil {
+			return types.InvalidType
+		}
+		return c.argsType
+	}
+	c.argsDone = true
+	for _, p := range c.providers {
+		switch p {
+		case "tracepoint", "rawtracepoint", "kfunc", "kretfunc", "uprobe", "uretprobe":
+		default:
+			c.errorf(n, "The args builtin can only be used with tracepoint/kfunc/uprobeprobes (%s used here)", probeKind(p))
+			return types.InvalidType
+		}
+	}
+	if c.probe == nil || len(c.probe.Attach) == 0 {
+		return types.InvalidType
+	}
+	ap := c.probe.Attach[0]
+	if c.opts.Resolver == nil {
+		c.errAt(n.Span(), "", "Can not resolve args of %s: no type information available", ap.Raw)
+		return types.InvalidType
+	}
+	var rec *types.Type
+	var err error
+	switch ap.Provider {
+	case "tracepoint":
+		if ap.Wildcard {
+			if lister, ok := c.opts.Resolver.(TracepointLister); ok {
+				var matches [][2]string
+				matches, err = lister.TracepointMatches(ap.Target, ap.Func)
+				if err == nil && len(matches) > 0 {
+					rec, err = c.opts.Resolver.Tracepoint(matches[0][0], matches[0][1])
+					// bpftrace checks args' fields against every match.
+					for _, m := range matches[1:] {
+						if r, merr := c.opts.Resolver.Tracepoint(m[0], m[1]); merr == nil && r != nil {
+							c.argsOthers = append(c.argsOthers, r)
+						}
+					}
+					break
+				}
+			}
+		}
+		rec, err = c.opts.Resolver.Tracepoint(ap.Target, ap.Func)
+	case "rawtracepoint":
+		rec, err = c.opts.Resolver.RawTracepoint(ap.Func)
+	case "kfunc", "kretfunc":
+		rec, _, err = c.opts.Resolver.Func(ap.Func)
+	case "uprobe", "uretprobe":
+		if ur, ok := c.opts.Resolver.(UprobeResolver); ok {
+			rec, err = ur.UprobeArgs(ap.Target, ap.Func)
+		} else {
+			c.errAt(n.Span(), "", "Can not resolve args of %s: no debug information for %s", ap.Raw, ap.Target)
+			return types.InvalidType
+		}
+	}
+	if err != nil || rec == nil {
+		msg := "not found"
+		if err != nil {
+			msg = err.Error()
+		}
+		c.errAt(n.Span(), msg, "Can not resolve args of %s", ap.Raw)
+		return types.InvalidType
+	}
+	c.argsType = types.PointerTo(rec, types.AddrKernel)
+	return c.argsType
+}
+
+// ProbeRetval is the type of `retval`.
+func (c *checker) ProbeRetval(n lang.Node) *types.Type {
+	if c.retDone {
+		if c.retType == nil {
+			return types.InvalidType
+		}
+		return c.retType
+	}
+	c.retDone = true
+	for _, p := range c.providers {
+		switch p {
+		case "kretprobe", "uretprobe", "kretfunc":
+		default:
+			msg := "The retval builtin can only be used with 'kretprobe' and 'uretprobe' and 'kfunc' probes"
+			if p == "tracepoint" {
+				msg += " (try to use args->ret instead)"
+			}
+			c.errorf(n, "%s", msg)
+			return types.InvalidType
+		}
+	}
+	c.retType = types.U64
+	if c.probe != nil && len(c.probe.Attach) > 0 && c.probe.Attach[0].Provider == "kretfunc" && c.opts.Resolver != nil {
+		_, ret, err := c.opts.Resolver.Func(c.probe.Attach[0].Func)
+		if err != nil {
+			c.errAt(n.Span(), err.Error(), "Can not resolve the return type of %s", c.probe.Attach[0].Raw)
+			c.retType = nil
+			return types.InvalidType
+		}
+		if ret != nil {
+			c.retType = ret
+		}
+	}
+	return c.retType
+}
+
+// TracepointLister is an optional Resolver method: the category/event
+// pairs a wildcard tracepoint pattern matches, in a stable order.
+type TracepointLister interface {
+	TracepointMatches(category, event string) ([][2]string, error)
+}
+
+// UprobeResolver is an optional Resolver method: a user function's
+// arguments (from DWARF or BTF of the binary) as a record.
+type UprobeResolver interface {
+	UprobeArgs(path, function string) (*types.Type, error)
+}

@@ -1,0 +1,39 @@
+// Package check type-checks a parsed program: it resolves every name, field,
+// offset and probe context once, gives every expression its type, unifies
+// map types across clauses and reports all errors of a script in one run.
+package check
+
+import (
+	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/lang"
+)
+
+// Options configure a check.
+type Options struct {
+	// Params are the positional parameters $1..$N as given on the command line.
+	Params []string
+	// Resolver supplies kernel, tracepoint and C types. Nil: any lookup fails
+	// with a clear error.
+	Resolver layout.Resolver
+	// StrLen is the maximum string length (GOTRACE_STRLEN / BPFTRACE_STRLEN);
+	// 0 means bpftrace's default, 64.
+	StrLen int
+	// Unsafe allows system(), signal(), override() ...
+	Unsafe bool
+	// NoCpid: no -c command, so `cpid` is an error ("cpid cannot be used
+	// without child command").
+	NoCpid bool
+}
+
+// Result is a checked, typed program. The AST in Prog is annotated in place:
+// every Expr has its Type, every VarExpr its VarInfo, every MapExpr its
+// MapInfo, constants are evaluated (UnrollStmt.N, SizeofExpr.Val, ...).
+type Result struct {
+	Prog *lang.Program
+	// Maps are the script's maps with their unified key and value types,
+	// sorted by name.
+	Maps []*lang.MapInfo
+	// StrLen is the effective maximum string length.
+	StrLen int
+	Opts   Options
+}

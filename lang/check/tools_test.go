@@ -1,0 +1,81 @@
+package check
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/lang"
+)
+
+// bpftrace017Fails are the shipped tools bpftrace 0.17 itself rejects on
+// the test machine (Linux 6.18, no kernel headers, no kprobes).
+var bpftrace017Fails = map[string]string{
+	"loads.bt":   "avenrun is not in kallsyms",
+	"runqlat.bt": "needs kernel headers, not installed",
+	"runqlen.bt": "struct cfs_rq has no field nr_running in this kernel",
+}
+
+// Every tool the bpftrace package ships parses and checks against the
+// running kernel, as with bpftrace -d.
+func TestBpftraceTools(t *testing.T) {
+	out, err := exec.Command("dpkg", "-L", "bpftrace").Output()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("dpkg -L bpftrace: %v", err)
+		}
+		t.Skipf("bpftrace package not installed: %v", err)
+	}
+	if _, err := os.Stat(layout.DefaultBTFPath); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("no kernel BTF: %v", err)
+		}
+		t.Skipf("no kernel BTF: %v", err)
+	}
+	n := 0
+	for _, path := range strings.Fields(string(out)) {
+		if !strings.HasSuffix(path, ".bt") || !strings.HasPrefix(path, "/usr/sbin/") {
+			continue
+		}
+		name := filepath.Base(path)
+		t.Run(name, func(t *testing.T) {
+			text, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = checkTool(path, string(text))
+			if why, bad := bpftrace017Fails[name]; bad {
+				if err == nil {
+					t.Logf("passes although bpftrace 0.17 fails it here (%s)", why)
+				}
+				return
+			}
+			if err != nil {
+				t.Errorf("%v", err)
+			}
+		})
+		n++
+	}
+	if n == 0 {
+		t.Fatal("dpkg -L bpftrace lists no .bt tools in /usr/sbin")
+	}
+}
+
+func checkTool(path, text string) error {
+	prog, err := lang.Parse(&lang.Source{Name: path, Text: text})
+	if err != nil {
+		return err
+	}
+	var decls, incs []string
+	for _, d := range prog.Decls {
+		decls = append(decls, d.Text)
+	}
+	for _, in := range prog.Includes {
+		incs = append(incs, in.Path)
+	}
+	_, err = Check(prog, Options{Resolver: layout.New(layout.Options{CDecls: decls, Includes: incs})})
+	return err
+}

@@ -1,0 +1,144 @@
+package lang
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Severity of a diagnostic.
+type Severity uint8
+
+const (
+	Error Severity = iota
+	Warning
+)
+
+// Diagnostic is one message about a place in a script.
+type Diagnostic struct {
+	Severity Severity
+	Span     Span // zero Span: the message has no place (printed as "ERROR: msg")
+	Msg      string
+	Hint     string // printed after the marker line, as "HINT: ..."
+}
+
+// Diagnostics is a list of diagnostics about one source; it is an error.
+type Diagnostics struct {
+	Src   *Source
+	Items []Diagnostic
+}
+
+// Add appends a diagnostic.
+func (d *Diagnostics) Add(sev Severity, sp Span, hint, format string, args ...any) {
+	d.Items = append(d.Items, Diagnostic{Severity: sev, Span: sp, Msg: fmt.Sprintf(format, args...), Hint: hint})
+}
+
+// Errorf appends an error at sp.
+func (d *Diagnostics) Errorf(sp Span, format string, args ...any) {
+	d.Add(Error, sp, "", format, args...)
+}
+
+// HasErrors reports whether any diagnostic is an error.
+func (d *Diagnostics) HasErrors() bool {
+	if d == nil {
+		return false
+	}
+	for _, it := range d.Items {
+		if it.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
+
+// Err returns d as an error if it holds any error, else nil.
+func (d *Diagnostics) Err() error {
+	if d.HasErrors() {
+		return d
+	}
+	return nil
+}
+
+// Sort orders the diagnostics by position, keeping the order of equal ones.
+func (d *Diagnostics) Sort() {
+	sort.SliceStable(d.Items, func(i, j int) bool {
+		return d.Items[i].Span.Start.Offset < d.Items[j].Span.Start.Offset
+	})
+}
+
+func (d *Diagnostics) Error() string {
+	var b strings.Builder
+	for i, it := range d.Items {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(d.Format(it))
+	}
+	return b.String()
+}
+
+// Format renders one diagnostic in bpftrace's form:
+//
+//	stdin:1:14-17: ERROR: Unknown function: foo
+//	BEGIN { @x = foo(1); }
+//	             ~~~
+//	HINT: did you mean ...?
+//
+// The marker is one "~" per character of the place, as bpftrace prints it.
+func (d *Diagnostics) Format(it Diagnostic) string {
+	sev := "ERROR"
+	if it.Severity == Warning {
+		sev = "WARNING"
+	}
+	var b strings.Builder
+	name := "stdin"
+	if d.Src != nil && d.Src.Name != "" {
+		name = d.Src.Name
+	}
+	sp := it.Span
+	if !sp.Start.IsValid() || d.Src == nil {
+		fmt.Fprintf(&b, "%s: %s", sev, it.Msg)
+		if it.Hint != "" {
+			fmt.Fprintf(&b, "\nHINT: %s", it.Hint)
+		}
+		return b.String()
+	}
+	end := sp.End
+	if !end.IsValid() || end.Offset < sp.Start.Offset {
+		// A point: mark one character.
+		end = sp.Start
+		end.Col++
+		end.Offset++
+	}
+	if end.Line == sp.Start.Line {
+		// bpftrace always prints a range, even for one character.
+		fmt.Fprintf(&b, "%s:%d:%d-%d: %s: %s", name, sp.Start.Line, sp.Start.Col, end.Col, sev, it.Msg)
+	} else {
+		fmt.Fprintf(&b, "%s:%d:%d: %s: %s", name, sp.Start.Line, sp.Start.Col, sev, it.Msg)
+	}
+	line := d.Src.Line(sp.Start.Line)
+	b.WriteString("\n")
+	b.WriteString(line)
+	b.WriteString("\n")
+	// Keep tabs in the indentation so the marker lines up.
+	for i := 0; i < sp.Start.Col-1 && i < len(line); i++ {
+		if line[i] == '\t' {
+			b.WriteByte('\t')
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	width := 1
+	if end.Line == sp.Start.Line {
+		width = end.Col - sp.Start.Col
+	} else {
+		width = len(line) - (sp.Start.Col - 1)
+	}
+	if width > 0 {
+		b.WriteString(strings.Repeat("~", width))
+	}
+	if it.Hint != "" {
+		fmt.Fprintf(&b, "\nHINT: %s", it.Hint)
+	}
+	return b.String()
+}

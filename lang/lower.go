@@ -1,0 +1,650 @@
+package lang
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Block is a Stmt too: IfStmt.Else holds a *Block for a plain `else { }`
+// (as ast.go documents).
+func (*Block) stmtNode() {}
+
+// lowerer turns the parser's parse tree into the AST, giving every node
+// the span of the tokens it was parsed from.
+type lowerer struct {
+	src   *Source
+	li    *lineIndex
+	diags *Diagnostics
+}
+
+func (l *lowerer) span(toks []token) Span {
+	if len(toks) == 0 {
+		return Span{}
+	}
+	first, last := toks[0], toks[len(toks)-1]
+	return Span{Start: l.li.pos(first.off), End: l.li.pos(last.off + len(last.val))}
+}
+
+func (l *lowerer) tokSpan(t token) Span {
+	return Span{Start: l.li.pos(t.off), End: l.li.pos(t.off + len(t.val))}
+}
+
+// findTok returns the first token in toks with the given value (for the
+// spans of names inside a node).
+func findTok(toks []token, kind tokenKind, val string) (token, bool) {
+	for _, t := range toks {
+		if t.kind == kind && t.val == val {
+			return t, true
+		}
+	}
+	return token{}, false
+}
+
+func (l *lowerer) program(g *gProgram) *Program {
+	p := &Program{Src: l.src}
+	p.Loc = Loc(Span{Start: l.li.pos(0), End: l.li.pos(len(l.src.Text))})
+	for _, it := range g.Items {
+		sp := l.span(it.Tokens)
+		switch {
+		case it.Preproc != "":
+			if inc := l.include(it.Preproc, sp); inc != nil {
+				p.Includes = append(p.Includes, inc)
+			} else if d := directive(it.Preproc, sp); d != nil {
+				p.Decls = append(p.Decls, d)
+			}
+		case it.CDecl != "":
+			p.Decls = append(p.Decls, cdecl(it.CDecl, sp))
+		case it.Probe != nil:
+			p.Probes = append(p.Probes, l.probe(it.Probe))
+		}
+	}
+	return p
+}
+
+// include lowers an `#include` line; other '#' lines go to directive.
+func (l *lowerer) include(text string, sp Span) *Include {
+	rest := strings.TrimSpace(strings.TrimPrefix(text, "#"))
+	if !strings.HasPrefix(rest, "include") {
+		return nil
+	}
+	arg := strings.TrimSpace(strings.TrimPrefix(rest, "include"))
+	switch {
+	case strings.HasPrefix(arg, "<") && strings.Contains(arg, ">"):
+		return &Include{Loc: Loc(sp), Path: arg[1:strings.Index(arg, ">")], System: true}
+	case strings.HasPrefix(arg, `"`) && strings.Count(arg, `"`) >= 2:
+		return &Include{Loc: Loc(sp), Path: arg[1 : 1+strings.Index(arg[1:], `"`)]}
+	}
+	l.diags.Errorf(sp, "invalid #include line: expected <file> or \"file\"")
+	return nil
+}
+
+// directive keeps a preprocessor line other than #include (#define X 1,
+// #undef, #pragma ...) as a CDecl of Kind "define", "undef" ... with the
+// macro name, for compiler/layout's C preprocessor. A "#!" interpreter
+// line is dropped.
+func directive(text string, sp Span) *CDecl {
+	if strings.HasPrefix(text, "#!") {
+		return nil
+	}
+	f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(text), "#"))
+	if len(f) == 0 {
+		return nil
+	}
+	d := &CDecl{Loc: Loc(sp), Kind: f[0], Text: text}
+	if len(f) > 1 {
+		name := f[1]
+		if i := strings.IndexByte(name, '('); i >= 0 {
+			name = name[:i]
+		}
+		d.Name = name
+	}
+	return d
+}
+
+// cdecl classifies a captured C declaration.
+func cdecl(text string, sp Span) *CDecl {
+	d := &CDecl{Loc: Loc(sp), Text: text}
+	fields := strings.FieldsFunc(text, func(r rune) bool {
+		return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	})
+	if len(fields) > 0 {
+		d.Kind = fields[0]
+	}
+	switch d.Kind {
+	case "struct", "union", "enum":
+		// The tag, if the word after the keyword comes before any '{'.
+		head := text
+		if i := strings.IndexAny(text, "{;"); i >= 0 {
+			head = text[:i]
+		}
+		hf := strings.Fields(head)
+		if len(hf) >= 2 {
+			d.Name = hf[1]
+		}
+	case "typedef":
+		// The declared name: the last identifier before the final ';'
+		// outside braces.
+		body := strings.TrimSuffix(strings.TrimSpace(text), ";")
+		if i := strings.LastIndex(body, "}"); i >= 0 {
+			body = body[i+1:]
+		}
+		if i := strings.Index(body, "["); i >= 0 {
+			body = body[:i]
+		}
+		ids := strings.FieldsFunc(body, func(r rune) bool {
+			return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		})
+		if len(ids) > 0 {
+			d.Name = ids[len(ids)-1]
+		}
+	}
+	return d
+}
+
+func (l *lowerer) probe(g *gProbe) *Probe {
+	p := &Probe{Loc: Loc(l.span(g.Tokens))}
+	for _, a := range g.Attach {
+		sp := l.span(a.Tokens)
+		ap, err := ParseAttachPoint(a.Raw, sp)
+		if err == nil && strings.Contains(a.Raw, "$#") {
+			err = fmt.Errorf("Not a positional parameter")
+		}
+		if err != nil {
+			l.diags.Errorf(sp, "%s", err.Error())
+			ap = &AttachPoint{Loc: Loc(sp), Raw: a.Raw}
+		}
+		p.Attach = append(p.Attach, ap)
+	}
+	if len(g.Attach) == 0 {
+		// `{ }`, `, { }` or a stray clause `BEGIN { } /1/ { }`: bpftrace
+		// reports this with no place of its own, at the script's start.
+		start := l.li.pos(0)
+		l.diags.Errorf(Span{Start: start, End: start}, "No attach points for probe")
+	}
+	if g.Pred != nil {
+		p.Pred = l.expr(g.Pred.X)
+	}
+	p.Body = l.block(g.Body)
+	return p
+}
+
+func (l *lowerer) block(g *gBlock) *Block {
+	b := &Block{Loc: Loc(l.span(g.Tokens))}
+	for _, it := range g.Items {
+		if it.Semi {
+			continue
+		}
+		var s Stmt
+		if it.Compound != nil {
+			s = l.compound(it.Compound)
+		} else if it.Simple != nil {
+			s = l.simple(it.Simple)
+		}
+		if s != nil {
+			b.Stmts = append(b.Stmts, s)
+		}
+	}
+	return b
+}
+
+func (l *lowerer) compound(g *gCompound) Stmt {
+	sp := l.span(g.Tokens)
+	switch {
+	case g.If != nil:
+		return l.ifStmt(g.If)
+	case g.Unroll != nil:
+		return &UnrollStmt{Loc: Loc(sp), Count: l.expr(g.Unroll.Count), Body: l.block(g.Unroll.Body)}
+	case g.While != nil:
+		return &WhileStmt{Loc: Loc(sp), Cond: l.expr(g.While.Cond), Body: l.block(g.While.Body)}
+	case g.For != nil:
+		vt, _ := findTok(g.For.Tokens, tVar, g.For.Var)
+		return &ForStmt{Loc: Loc(sp), Var: &VarExpr{Loc: Loc(l.tokSpan(vt)), Name: g.For.Var},
+			Map: l.mapExpr(g.For.Map), Body: l.block(g.For.Body)}
+	case g.Block != nil:
+		return &BlockStmt{Loc: Loc(sp), Body: l.block(g.Block)}
+	}
+	return nil
+}
+
+// ifStmt lowers an if/else-if/else chain, building the nested IfStmts
+// from the innermost one outwards (no recursion over the chain).
+func (l *lowerer) ifStmt(g *gIf) Stmt {
+	var tail Stmt
+	if g.Else != nil {
+		tail = l.block(g.Else)
+	}
+	end := l.span(g.Tokens).End
+	for i := len(g.Elifs) - 1; i >= 0; i-- {
+		e := g.Elifs[i]
+		sp := l.span(e.Tokens)
+		// The span of an else-if starts at its `if`, not at `else`.
+		if len(e.Tokens) > 1 {
+			sp.Start = l.li.pos(e.Tokens[1].off)
+		}
+		sp.End = end
+		tail = &IfStmt{Loc: Loc(sp), Cond: l.expr(e.Cond), Then: l.block(e.Then), Else: tail}
+	}
+	return &IfStmt{Loc: Loc(l.span(g.Tokens)), Cond: l.expr(g.Cond), Then: l.block(g.Then), Else: tail}
+}
+
+func (l *lowerer) simple(g *gSimple) Stmt {
+	sp := l.span(g.Tokens)
+	// The statement's span excludes its ';'.
+	if n := len(g.Tokens); n > 0 && g.Tokens[n-1].val == ";" && g.Tokens[n-1].kind == tPunct && n > 1 {
+		sp = l.span(g.Tokens[:n-1])
+	}
+	switch {
+	case g.Jump != "":
+		k := map[string]JumpKind{"break": Break, "continue": Continue, "return": Return}[g.Jump]
+		return &JumpStmt{Loc: Loc(sp), Kind: k}
+	case g.Let != nil:
+		vt, _ := findTok(g.Let.Tokens, tVar, g.Let.Var)
+		d := &VarDeclStmt{Loc: Loc(sp), Var: &VarExpr{Loc: Loc(l.tokSpan(vt)), Name: g.Let.Var}}
+		if g.Let.Type != nil {
+			d.Type = l.typeExpr(g.Let.Type)
+		}
+		if g.Let.Init != nil {
+			d.Init = l.expr(g.Let.Init)
+		}
+		return d
+	case g.Expr != nil:
+		x := l.expr(g.Expr)
+		if g.AsgOp == "" {
+			return &ExprStmt{Loc: Loc(sp), X: x}
+		}
+		switch x.(type) {
+		case *VarExpr, *MapExpr, *FieldExpr, *IndexExpr, *UnaryExpr, *TupleIndexExpr:
+			// Writes through fields, indexes and pointers are refused by
+			// the checker with a precise message.
+		default:
+			// bpftrace's grammar only takes a variable or map on the left.
+			opTok, _ := findTok(g.Tokens, tPunct, g.AsgOp)
+			l.diags.Errorf(l.bisonSpanAt(opTok), "syntax error, unexpected %s, expecting }", g.AsgOp)
+		}
+		return &AssignStmt{Loc: Loc(sp), Lhs: x, Op: g.AsgOp, Rhs: l.expr(g.Rhs)}
+	}
+	return nil
+}
+
+// bisonSpanAt is the span bpftrace's parser gives the token at t: from
+// the end of the last blank before it.
+func (l *lowerer) bisonSpanAt(t token) Span {
+	start := t.off
+	for start > 0 && !isSpace(l.src.Text[start-1]) {
+		start--
+	}
+	return Span{Start: l.li.pos(start), End: l.li.pos(t.off + len(t.val))}
+}
+
+// binPrec is the one table of binary operators: C precedence, all left
+// associative.
+var binPrec = map[string]int{
+	"||": 1,
+	"&&": 2,
+	"|":  3,
+	"^":  4,
+	"&":  5,
+	"==": 6, "!=": 6,
+	"<": 7, "<=": 7, ">": 7, ">=": 7,
+	"<<": 8, ">>": 8,
+	"+": 9, "-": 9,
+	"*": 10, "/": 10, "%": 10,
+}
+
+// BinaryPrecedence returns the C precedence of a binary operator (higher
+// binds tighter) or 0 if op is not one.
+func BinaryPrecedence(op string) int { return binPrec[op] }
+
+func (l *lowerer) expr(g *gExpr) Expr {
+	if g == nil {
+		return nil
+	}
+	// Ternary chains are right associative: a ? b : c ? d : e is
+	// a ? b : (c ? d : e). Build from the right.
+	if len(g.Alts) == 0 {
+		return l.binary(&g.X)
+	}
+	conds := []Expr{l.binary(&g.X)}
+	for _, a := range g.Alts[:len(g.Alts)-1] {
+		conds = append(conds, l.binary(&a.Else))
+	}
+	last := g.Alts[len(g.Alts)-1]
+	res := l.binary(&last.Else)
+	for i := len(g.Alts) - 1; i >= 0; i-- {
+		c := conds[i]
+		then := l.expr(g.Alts[i].Then)
+		res = &TernaryExpr{Loc: Loc(Join(c.Span(), res.Span())), Cond: c, Then: then, Else: res}
+	}
+	return res
+}
+
+// binary applies binPrec to the flat operand/operator list with an
+// operator-precedence (shunting-yard) pass: no recursion, so long chains
+// cannot deepen the Go stack.
+func (l *lowerer) binary(g *gBinary) Expr {
+	first := l.unary(&g.X)
+	if len(g.Rest) == 0 {
+		return first
+	}
+	operands := []Expr{first}
+	var ops []string
+	reduce := func() {
+		n := len(operands)
+		x, y := operands[n-2], operands[n-1]
+		op := ops[len(ops)-1]
+		ops = ops[:len(ops)-1]
+		operands = append(operands[:n-2], &BinaryExpr{Loc: Loc(Join(x.Span(), y.Span())), Op: op, X: x, Y: y})
+	}
+	for i := range g.Rest {
+		r := &g.Rest[i]
+		p := binPrec[r.Op]
+		for len(ops) > 0 && binPrec[ops[len(ops)-1]] >= p {
+			reduce()
+		}
+		ops = append(ops, r.Op)
+		operands = append(operands, l.unary(&r.Y))
+	}
+	for len(ops) > 0 {
+		reduce()
+	}
+	return operands[0]
+}
+
+func (l *lowerer) unary(g *gUnary) Expr {
+	x := l.postfix(&g.X)
+	for i := len(g.Pre) - 1; i >= 0; i-- {
+		p := g.Pre[i]
+		sp := l.span(p.Tokens)
+		sp.End = x.Span().End
+		if p.Cast != nil {
+			x = &CastExpr{Loc: Loc(sp), To: l.typeExpr(p.Cast), X: x}
+		} else {
+			x = &UnaryExpr{Loc: Loc(sp), Op: p.Op, X: x}
+		}
+	}
+	return x
+}
+
+func (l *lowerer) postfix(g *gPostfix) Expr {
+	x := l.primary(&g.X)
+	sels := g.Sel
+	if m, ok := x.(*MapExpr); ok && len(sels) > 0 && sels[0].Sub != nil {
+		for _, k := range sels[0].Sub {
+			m.Keys = append(m.Keys, l.expr(k))
+		}
+		m.Loc = Loc(Join(m.Span(), l.span(sels[0].Tokens)))
+		sels = sels[1:]
+	}
+	for _, s := range sels {
+		sp := Join(x.Span(), l.span(s.Tokens))
+		switch {
+		case s.Index != nil:
+			n, err := strconv.Atoi(s.Index.Text)
+			if err != nil || n < 0 {
+				l.diags.Errorf(l.span(s.Index.Tokens), "invalid tuple index: %s", s.Index.Text)
+			}
+			x = &TupleIndexExpr{Loc: Loc(sp), X: x, Index: n}
+		case s.Field != "":
+			x = &FieldExpr{Loc: Loc(sp), X: x, Field: s.Field}
+		case s.Arrow != "":
+			x = &FieldExpr{Loc: Loc(sp), X: x, Field: s.Arrow, Arrow: true}
+		case s.Sub != nil:
+			if len(s.Sub) > 1 {
+				// Only a map takes several subscripts.
+				comma, _ := findTok(s.Tokens, tPunct, ",")
+				l.diags.Errorf(l.bisonSpanAt(comma), "syntax error, unexpected \",\", expecting ]")
+			}
+			x = &IndexExpr{Loc: Loc(sp), X: x, Index: l.expr(s.Sub[0])}
+		case s.Post != "":
+			x = &UnaryExpr{Loc: Loc(sp), Op: s.Post, X: x, Postfix: true}
+		}
+	}
+	return x
+}
+
+func (l *lowerer) primary(g *gPrimary) Expr {
+	sp := l.span(g.Tokens)
+	switch {
+	case g.Paren != nil:
+		if len(g.Paren.Elems) == 1 {
+			return l.expr(g.Paren.Elems[0])
+		}
+		t := &TupleExpr{Loc: Loc(sp)}
+		for _, e := range g.Paren.Elems {
+			t.Elems = append(t.Elems, l.expr(e))
+		}
+		return t
+	case g.Sizeof != nil:
+		s := &SizeofExpr{Loc: Loc(sp)}
+		if g.Sizeof.Type != nil {
+			s.Of = l.typeExpr(g.Sizeof.Type)
+		} else {
+			s.X = l.expr(g.Sizeof.X)
+		}
+		return s
+	case g.Offsetof != nil:
+		o := &OffsetofExpr{Loc: Loc(sp), Fields: g.Offsetof.Fields}
+		if g.Offsetof.Type != nil {
+			o.Of = l.typeExpr(g.Offsetof.Type)
+		} else {
+			o.X = l.expr(g.Offsetof.X)
+		}
+		return o
+	case g.Call != nil:
+		c := &CallExpr{Loc: Loc(sp), Name: g.Call.Name}
+		if len(g.Call.Tokens) > 0 {
+			c.NameSpan = l.tokSpan(g.Call.Tokens[0])
+		}
+		for _, a := range g.Call.Args {
+			c.Args = append(c.Args, l.expr(a))
+		}
+		return c
+	case g.Map != nil:
+		return l.mapExpr(g.Map)
+	}
+	switch g.Kind {
+	case tInt:
+		v, err := ParseInt(g.Text)
+		if err != nil {
+			l.diags.Errorf(sp, "%s", err.Error())
+		}
+		return &IntLit{Loc: Loc(sp), Value: v, Text: g.Text}
+	case tString:
+		v, err := unquote(g.Text)
+		if err != nil {
+			l.diags.Errorf(sp, "%s", err.Error())
+		}
+		return &StrLit{Loc: Loc(sp), Value: v}
+	case tChar:
+		v, err := unquote(g.Text)
+		if err == nil && len(v) != 1 {
+			err = fmt.Errorf("a character literal must hold exactly one character: %s", g.Text)
+		}
+		if err != nil {
+			l.diags.Errorf(sp, "%s", err.Error())
+			v = "\x00"
+		}
+		return &IntLit{Loc: Loc(sp), Value: uint64(v[0]), Text: g.Text}
+	case tKeyword:
+		return &BoolLit{Loc: Loc(sp), Value: g.Text == "true"}
+	case tParam:
+		if g.Text == "$#" {
+			return &PositionalExpr{Loc: Loc(sp), Count: true}
+		}
+		n, err := strconv.Atoi(g.Text[1:])
+		if err != nil || n < 1 {
+			l.diags.Errorf(sp, "param %s is out of integer range [1, 9223372036854775807]", g.Text)
+		}
+		return &PositionalExpr{Loc: Loc(sp), N: n}
+	case tVar:
+		return &VarExpr{Loc: Loc(sp), Name: g.Text}
+	case tBuiltin:
+		return &BuiltinExpr{Loc: Loc(sp), Name: g.Text}
+	case tIdent:
+		return &IdentExpr{Loc: Loc(sp), Name: g.Text}
+	}
+	l.diags.Errorf(sp, "syntax error: empty expression")
+	return &IntLit{Loc: Loc(sp)}
+}
+
+func (l *lowerer) mapExpr(g *gMap) *MapExpr {
+	return &MapExpr{Loc: Loc(l.span(g.Tokens)), Name: g.Name}
+}
+
+func (l *lowerer) typeExpr(g *gType) *TypeExpr {
+	t := &TypeExpr{Loc: Loc(l.span(g.Tokens)), Ptr: len(g.Stars), ArrayLen: -1}
+	switch {
+	case g.Tagged != nil:
+		t.Name = g.Tagged.Kind + " " + g.Tagged.Name
+	case len(g.Kw) > 0:
+		t.Name = strings.Join(g.Kw, " ")
+	default:
+		t.Name = g.Named
+	}
+	if g.Array != nil {
+		t.ArrayLen = 0
+		if g.Array.Len != "" {
+			v, err := ParseInt(g.Array.Len)
+			if err != nil || v > 1<<20 {
+				l.diags.Errorf(l.span(g.Array.Tokens), "invalid array length: %s", g.Array.Len)
+			}
+			t.ArrayLen = int(v & (1<<20 - 1))
+		}
+	}
+	return t
+}
+
+// ParseInt parses an integer literal as bpftrace 0.17 writes them (see
+// numberLen): decimal, 0x hex, 0 octal, with '_' separators, a C size
+// suffix (u, l, ul, ll, ull) and a decimal exponent with a one-digit
+// coefficient (1e6). Errors are worded as bpftrace's.
+func ParseInt(text string) (uint64, error) {
+	outOfRange := func() (uint64, error) {
+		return 0, fmt.Errorf("integer literal out of range: %s", text)
+	}
+	if len(text) > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X') {
+		v, err := strconv.ParseUint(text[2:], 16, 64)
+		if err != nil {
+			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+				return outOfRange()
+			}
+			return 0, fmt.Errorf("invalid integer literal: %s", text)
+		}
+		return v, nil
+	}
+	// digits strips the separators and size suffix of a decimal part.
+	digits := func(s string) (string, bool) {
+		for len(s) > 0 && strings.IndexByte("uUlL", s[len(s)-1]) >= 0 {
+			s = s[:len(s)-1]
+		}
+		s = strings.ReplaceAll(s, "_", "")
+		return s, allDigits(s)
+	}
+	if i := strings.IndexAny(text, "eE"); i > 0 {
+		coef, ok1 := digits(text[:i])
+		exp, ok2 := digits(text[i+1:])
+		if !ok1 || !ok2 {
+			return 0, fmt.Errorf("invalid integer literal: %s", text)
+		}
+		if len(strings.TrimLeft(coef, "0")) > 1 {
+			return 0, fmt.Errorf("Coefficient part of scientific literal must be in range (0,9), got: %s", coef)
+		}
+		e, err := strconv.Atoi(exp)
+		if err != nil || e >= 19 {
+			return 0, fmt.Errorf("Exponent will overflow integer range: %s", strings.TrimLeft(exp, "0"))
+		}
+		v, _ := strconv.ParseUint(coef, 10, 64)
+		for ; e > 0; e-- {
+			v *= 10
+		}
+		return v, nil
+	}
+	s, ok := digits(text)
+	if !ok {
+		return 0, fmt.Errorf("invalid integer literal: %s", text)
+	}
+	base := 10
+	if len(s) > 1 && s[0] == '0' {
+		base, s = 8, s[1:]
+	}
+	v, err := strconv.ParseUint(s, base, 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return outOfRange()
+		}
+		return 0, fmt.Errorf("Found trailing non-numeric characters")
+	}
+	return v, nil
+}
+
+// unquote decodes a string or char literal (with its quotes): \n \t \r \"
+// \' \\ \0 \xNN and \NNN octal escapes.
+func unquote(lit string) (string, error) {
+	if len(lit) < 2 || lit[len(lit)-1] != lit[0] {
+		return "", fmt.Errorf("unterminated string")
+	}
+	s := lit[1 : len(lit)-1]
+	if !strings.Contains(s, `\`) {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		if i >= len(s) {
+			return "", fmt.Errorf("invalid escape character '\\'")
+		}
+		switch e := s[i]; e {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'v':
+			b.WriteByte('\v')
+		case '"', '\'', '\\', '?':
+			b.WriteByte(e)
+		case 'x':
+			j := i + 1
+			for j < len(s) && j < i+3 && isHex(s[j]) {
+				j++
+			}
+			if j == i+1 {
+				return "", fmt.Errorf("invalid escape character '\\x'")
+			}
+			v, _ := strconv.ParseUint(s[i+1:j], 16, 8)
+			b.WriteByte(byte(v))
+			i = j - 1
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j := i
+			for j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '7' {
+				j++
+			}
+			v, _ := strconv.ParseUint(s[i:j], 8, 16)
+			if v > 255 {
+				return "", fmt.Errorf("octal escape out of range: \\%s", s[i:j])
+			}
+			b.WriteByte(byte(v))
+			i = j - 1
+		default:
+			return "", fmt.Errorf("invalid escape character '\\%c'", e)
+		}
+	}
+	return b.String(), nil
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}

@@ -1,0 +1,92 @@
+package lang
+
+import "fmt"
+
+// Pos is a place in a source file. Line and Col are 1-based; Col counts
+// bytes. Offset is the 0-based byte offset.
+type Pos struct {
+	Offset int
+	Line   int
+	Col    int
+}
+
+// IsValid reports whether p was set.
+func (p Pos) IsValid() bool { return p.Line > 0 }
+
+func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
+
+// Span is a range of source, End exclusive (bpftrace prints it as
+// LINE:COL-ENDCOL).
+type Span struct {
+	Start Pos
+	End   Pos
+}
+
+// Join returns the smallest span covering a and b.
+func Join(a, b Span) Span {
+	if !a.Start.IsValid() {
+		return b
+	}
+	if !b.Start.IsValid() {
+		return a
+	}
+	r := a
+	if b.Start.Offset < r.Start.Offset {
+		r.Start = b.Start
+	}
+	if b.End.Offset > r.End.Offset {
+		r.End = b.End
+	}
+	return r
+}
+
+// Source is one script: its name as diagnostics print it ("stdin" for -e)
+// and its text.
+type Source struct {
+	Name string
+	Text string
+}
+
+// Line returns the text of 1-based line n, without its newline.
+func (s *Source) Line(n int) string {
+	line := 1
+	start := 0
+	for i := 0; i < len(s.Text); i++ {
+		if line == n {
+			start = i
+			break
+		}
+		if s.Text[i] == '\n' {
+			line++
+			if line == n {
+				start = i + 1
+				break
+			}
+		}
+	}
+	if line != n {
+		return ""
+	}
+	end := start
+	for end < len(s.Text) && s.Text[end] != '\n' {
+		end++
+	}
+	return s.Text[start:end]
+}
+
+// PosAt converts a byte offset into a Pos.
+func (s *Source) PosAt(off int) Pos {
+	if off > len(s.Text) {
+		off = len(s.Text)
+	}
+	line, col := 1, 1
+	for i := 0; i < off; i++ {
+		if s.Text[i] == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	return Pos{Offset: off, Line: line, Col: col}
+}

@@ -1,0 +1,55 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/gotrace/gotrace/compiler"
+)
+
+// BEGIN and END are RAW_TRACEPOINT programs that are never attached: the
+// runtime runs each exactly once with BPF_PROG_TEST_RUN. That keeps them
+// off every hot path, needs no helper uprobe (bpftrace attaches uprobes to
+// functions in its own binary), and runs them at precisely the right
+// moment: BEGIN after every probe is attached, END after tracing stopped
+// and before maps are printed.
+
+// rawTPContext is the argument block a test-run raw tracepoint receives
+// (up to 12 u64 arguments); BEGIN/END read none of it.
+var rawTPContext = make([]byte, 8*12)
+
+// RunOnce runs the named loaded program once with test-run.
+func (l *Loaded) RunOnce(p *compiler.Program) error {
+	prog := l.Programs[p.Name]
+	if prog == nil {
+		return fmt.Errorf("run %s: program not loaded", p.Name)
+	}
+	if prog.Type() != ebpf.RawTracepoint {
+		return fmt.Errorf("run %s: BEGIN/END programs must be RAW_TRACEPOINT, got %s", p.Name, prog.Type())
+	}
+	if _, err := prog.Run(&ebpf.RunOptions{Context: rawTPContext}); err != nil {
+		return fmt.Errorf("run %s: %w", p.Name, err)
+	}
+	return nil
+}
+
+// RunBegin runs every BEGIN program, in script order.
+func (l *Loaded) RunBegin(pl *plan) error {
+	for _, p := range pl.begin {
+		if err := l.RunOnce(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RunEnd runs every END program, in script order.
+func (l *Loaded) RunEnd(pl *plan) error {
+	for _, p := range pl.end {
+		if err := l.RunOnce(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}

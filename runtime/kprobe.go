@@ -1,0 +1,249 @@
+package runtime
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/features"
+	"github.com/cilium/ebpf/link"
+
+	"github.com/gotrace/gotrace/compiler"
+	"github.com/gotrace/gotrace/lang"
+)
+
+// kprobeProvider attaches kprobe:/kretprobe: [MOD:]FUNC[+OFF] with
+// wildcards over the traceable kernel functions. Kernels built without
+// kprobes (this project's CI kernel among them) are detected before
+// anything is attached, with one message naming the missing support.
+type kprobeProvider struct{ ret bool }
+
+func init() {
+	register("kprobe", kprobeProvider{})
+	register("kretprobe", kprobeProvider{ret: true})
+}
+
+func (k kprobeProvider) kind() string {
+	if k.ret {
+		return "kretprobe"
+	}
+	return "kprobe"
+}
+
+// kprobeSupport reports why this kernel cannot attach kprobes, or nil.
+func kprobeSupport() error {
+	if _, err := os.Stat("/sys/bus/event_source/devices/kprobe/type"); err == nil {
+		return nil
+	}
+	if dir, err := tracefsDir(); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, "kprobe_events")); err == nil {
+			return nil
+		}
+	}
+	return errors.New("this kernel has no kprobe support (CONFIG_KPROBES/CONFIG_KPROBE_EVENTS not set: no 'kprobe' PMU in /sys/bus/event_source/devices and no kprobe_events in tracefs)")
+}
+
+// kernelFuncs lists traceable kernel functions: available_filter_functions
+// (names with their module, "func [mod]"), else /proc/kallsyms text symbols.
+var kernelFuncs = sync.OnceValues(func() ([]kfuncName, error) {
+	var out []kfuncName
+	if dir, err := tracefsDir(); err == nil {
+		if f, err := os.Open(filepath.Join(dir, "available_filter_functions")); err == nil {
+			defer f.Close()
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				fields := strings.Fields(sc.Text())
+				if len(fields) == 0 {
+					continue
+				}
+				kn := kfuncName{name: fields[0]}
+				if len(fields) > 1 {
+					kn.mod = strings.Trim(fields[1], "[]")
+				}
+				out = append(out, kn)
+			}
+			if sc.Err() == nil && len(out) > 0 {
+				return dedupeKfuncs(out), nil
+			}
+			out = nil
+		}
+	}
+	f, err := os.Open("/proc/kallsyms")
+	if err != nil {
+		return nil, fmt.Errorf("list kernel functions: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 3 || (fields[1] != "t" && fields[1] != "T") {
+			continue
+		}
+		kn := kfuncName{name: fields[2]}
+		if len(fields) > 3 {
+			kn.mod = strings.Trim(fields[3], "[]")
+		}
+		out = append(out, kn)
+	}
+	return dedupeKfuncs(out), sc.Err()
+})
+
+type kfuncName struct{ name, mod string }
+
+func dedupeKfuncs(in []kfuncName) []kfuncName {
+	sort.Slice(in, func(i, j int) bool {
+		if in[i].name != in[j].name {
+			return in[i].name < in[j].name
+		}
+		return in[i].mod < in[j].mod
+	})
+	out := in[:0]
+	for i, k := range in {
+		if i > 0 && in[i-1] == k {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// denyReason says why a kernel function must not be probed, or "" (the
+// list is the compiler's, which applies it when expanding kfunc wildcards).
+func denyReason(fn string) string { return compiler.DenyReason(fn) }
+
+// wantsKprobeMulti: wildcard kprobes go through one kprobe_multi link when
+// the kernel has kprobes and the link type.
+func wantsKprobeMulti(aps []*lang.AttachPoint) bool {
+	if len(aps) == 0 {
+		return false
+	}
+	for _, ap := range aps {
+		if (ap.Provider != "kprobe" && ap.Provider != "kretprobe") || !hasWildcard(ap.Func) || ap.Offset != 0 {
+			return false
+		}
+	}
+	return kprobeSupport() == nil && features.HaveBPFLinkKprobeMulti() == nil
+}
+
+func (k kprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
+	// Functions that cannot be traced safely are refused first, with
+	// their reason, whatever the kernel supports.
+	probes, err := expandKernelFuncs(k.kind(), ap, env)
+	var miss *noKernelFuncError
+	if err != nil && !errors.As(err, &miss) {
+		return nil, err
+	}
+	if serr := kprobeSupport(); serr != nil {
+		return nil, fmt.Errorf("%s: %w", apName(ap), serr)
+	}
+	return probes, err
+}
+
+// noKernelFuncError is a pattern matching no traceable kernel function.
+type noKernelFuncError struct{ msg string }
+
+func (e *noKernelFuncError) Error() string { return e.msg }
+
+// expandKernelFuncs resolves [MOD:]FUNC patterns against the traceable
+// kernel functions, refusing unsafe ones with their reason.
+func expandKernelFuncs(kind string, ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
+	if ap.Func == "" {
+		return nil, fmt.Errorf("%s needs a function name", kind)
+	}
+	funcs, err := kernelFuncs()
+	if err != nil {
+		return nil, err
+	}
+	var out []*Probe
+	denied := map[string]string{}
+	for _, f := range funcs {
+		if !glob(ap.Func, f.name) || (ap.Target != "" && !glob(ap.Target, f.mod)) {
+			continue
+		}
+		if r := denyReason(f.name); r != "" {
+			denied[f.name] = r
+			continue
+		}
+		name := kind + ":" + f.name
+		if ap.Offset > 0 {
+			name += fmt.Sprintf("+%d", ap.Offset)
+		}
+		out = append(out, &Probe{Name: name, Target: f.mod, Func: f.name, Offset: uint64(ap.Offset)})
+	}
+	if len(denied) > 0 {
+		names := make([]string, 0, len(denied))
+		for n := range denied {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		if len(out) == 0 || !hasWildcard(ap.Func) {
+			return nil, fmt.Errorf("refusing to trace %s (%d function(s), e.g. %s): %s", ap.Func, len(names), names[0], denied[names[0]])
+		}
+		env.warnf("skipping %d functions matching %s that cannot be traced safely (e.g. %s: %s)", len(names), ap.Func, names[0], denied[names[0]])
+	}
+	if len(out) == 0 {
+		if hasWildcard(ap.Func) {
+			return nil, &noKernelFuncError{"no kernel functions match " + ap.Func}
+		}
+		return nil, &noKernelFuncError{"kernel function not found or not traceable: " + ap.Func}
+	}
+	// Deduplicate by name (the same static name in several modules is
+	// one probe target for kprobes by name).
+	seen := map[string]bool{}
+	dd := out[:0]
+	for _, p := range out {
+		if !seen[p.Name] {
+			seen[p.Name] = true
+			dd = append(dd, p)
+		}
+	}
+	return dd, nil
+}
+
+func (k kprobeProvider) Attach(prog *ebpf.Program, probes []*Probe, env *Env) ([]io.Closer, error) {
+	var out []io.Closer
+	if len(probes) > 0 && probes[0].Multi {
+		syms := make([]string, len(probes))
+		cookies := make([]uint64, len(probes))
+		for i, p := range probes {
+			syms[i], cookies[i] = p.Func, p.Cookie
+		}
+		var (
+			l   link.Link
+			err error
+		)
+		if k.ret {
+			l, err = link.KretprobeMulti(prog, link.KprobeMultiOptions{Symbols: syms, Cookies: cookies})
+		} else {
+			l, err = link.KprobeMulti(prog, link.KprobeMultiOptions{Symbols: syms, Cookies: cookies})
+		}
+		if err != nil {
+			return out, fmt.Errorf("attach %d %ss: %w", len(probes), k.kind(), err)
+		}
+		return append(out, l), nil
+	}
+	for _, p := range probes {
+		opts := &link.KprobeOptions{Offset: p.Offset, TraceFSPrefix: "gotrace", Cookie: p.Cookie}
+		var (
+			l   link.Link
+			err error
+		)
+		if k.ret {
+			l, err = link.Kretprobe(p.Func, prog, opts)
+		} else {
+			l, err = link.Kprobe(p.Func, prog, opts)
+		}
+		if err != nil {
+			return out, fmt.Errorf("attach %s: %w", p.Name, err)
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}

@@ -1,0 +1,166 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Library and binary resolution, as the dynamic linker would: a name with a
+// '/' is a path; "libc" or "libc.so.6" is looked up in /etc/ld.so.cache and
+// then the standard directories; anything else is looked up in $PATH.
+
+var libDirs = []string{
+	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+	"/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+	"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
+}
+
+// resolveBinary returns the absolute path uprobe target name means.
+func resolveBinary(name string, pid int) (string, error) {
+	if name == "" {
+		return "", fmt.Errorf("uprobe needs a binary or library path")
+	}
+	if strings.Contains(name, "/") {
+		p, err := filepath.Abs(name)
+		if err != nil {
+			return "", err
+		}
+		// With -p the path is the target's: it may run in another mount
+		// namespace (a container), seen from here under /proc/PID/root.
+		if pid > 0 && !strings.HasPrefix(p, "/proc/") {
+			inNS := fmt.Sprintf("/proc/%d/root%s", pid, p)
+			if _, err := os.Stat(inNS); err == nil && !sameFile(inNS, p) {
+				return inNS, nil
+			}
+		}
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("binary %s: %w", name, err)
+		}
+		return p, nil
+	}
+	if pid > 0 {
+		if p := libraryOfPID(name, pid); p != "" {
+			return p, nil
+		}
+	}
+	if p := lookupLibrary(name); p != "" {
+		return p, nil
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return filepath.Abs(p)
+	}
+	return "", fmt.Errorf("could not find library or binary %q (not in /etc/ld.so.cache, the standard library directories or $PATH)", name)
+}
+
+// libMatches reports whether a library file name (soname) is what name
+// asks for: "libc" matches "libc.so.6", "libc.so.6" matches itself.
+func libMatches(name, file string) bool {
+	if file == name {
+		return true
+	}
+	return strings.HasPrefix(file, name+".so") || strings.HasPrefix(file, name+"-") && strings.Contains(file, ".so")
+}
+
+func lookupLibrary(name string) string {
+	if ents, err := readLDCache("/etc/ld.so.cache"); err == nil {
+		for _, e := range ents {
+			if libMatches(name, e.key) {
+				if _, err := os.Stat(e.value); err == nil {
+					return e.value
+				}
+			}
+		}
+	}
+	for _, d := range libDirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if libMatches(name, e.Name()) {
+				if p, err := filepath.EvalSymlinks(filepath.Join(d, e.Name())); err == nil {
+					return p
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// libraryOfPID finds name among the files mapped by process pid.
+func libraryOfPID(name string, pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || !strings.HasPrefix(f[5], "/") {
+			continue
+		}
+		if libMatches(name, filepath.Base(f[5])) {
+			return f[5]
+		}
+	}
+	return ""
+}
+
+type ldEntry struct{ key, value string }
+
+// readLDCache parses glibc's "glibc-ld.so.cache1.1" format (also when it
+// follows the old "ld.so-1.7.0" table).
+func readLDCache(path string) ([]ldEntry, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	const magic = "glibc-ld.so.cache1.1"
+	base := bytes.Index(data, []byte(magic))
+	if base < 0 {
+		return nil, fmt.Errorf("%s: unknown format", path)
+	}
+	hdr := data[base:]
+	if len(hdr) < 48 {
+		return nil, fmt.Errorf("%s: short header", path)
+	}
+	le := binary.LittleEndian
+	n := int(le.Uint32(hdr[20:24]))
+	const entSize = 24
+	if n < 0 || 48+n*entSize > len(hdr) {
+		return nil, fmt.Errorf("%s: bad entry count", path)
+	}
+	// String offsets are relative to the new-format header.
+	str := func(off uint32) string {
+		o := int(off)
+		if o >= len(hdr) {
+			return ""
+		}
+		end := bytes.IndexByte(hdr[o:], 0)
+		if end < 0 {
+			return ""
+		}
+		return string(hdr[o : o+end])
+	}
+	out := make([]ldEntry, 0, n)
+	for i := 0; i < n; i++ {
+		e := hdr[48+i*entSize:]
+		out = append(out, ldEntry{key: str(le.Uint32(e[4:8])), value: str(le.Uint32(e[8:12]))})
+	}
+	return out, nil
+}
+
+// sameFile reports whether a and b name the same file (false when either
+// does not exist).
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
+}

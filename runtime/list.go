@@ -1,0 +1,349 @@
+package runtime
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gotrace/gotrace/compiler/layout"
+)
+
+// List prints the probes matching pattern (bpftrace's -l): one full probe
+// name per line; with verbose, a tracepoint's fields follow it, indented.
+// An empty pattern lists everything except kernel functions, which only
+// print when the pattern names kprobe/kfunc (there are tens of thousands).
+// "uprobe:PATH:*" lists PATH's function symbols.
+func List(w io.Writer, pattern string, verbose bool) error {
+	return ListWith(w, ListOptions{Pattern: pattern, Verbose: verbose})
+}
+
+// ListOptions configure ListWith.
+type ListOptions struct {
+	Pattern string
+	Verbose bool // tracepoint fields, uprobe arguments (from DWARF)
+	// PID restricts uprobe listing to the binaries mapped by the process
+	// (-p): "uprobe:FUNC" or no pattern lists their functions.
+	PID int
+}
+
+// ListWith is List with a process: bpftrace's `-l [PATTERN] -p PID`.
+func ListWith(w io.Writer, o ListOptions) error {
+	pattern, verbose := o.Pattern, o.Verbose
+	if err := checkSearchChars(pattern); err != nil {
+		return err
+	}
+	if o.PID != 0 {
+		return listPIDUprobes(w, o)
+	}
+	bw := bufio.NewWriter(w)
+	defer bw.Flush()
+	prov, rest, hasProv := strings.Cut(pattern, ":")
+	if !hasProv {
+		// A bare pattern matches the whole probe name.
+		prov, rest = "*", pattern
+	}
+	prov = canonicalProvider(prov)
+	if rest == "" {
+		rest = "*"
+	}
+	want := func(p string) bool { return glob(prov, p) }
+	match := func(full string) bool {
+		if !hasProv {
+			return glob(pattern, full) || glob("*"+pattern+"*", full)
+		}
+		return glob(prov+":"+rest, full)
+	}
+
+	if want("tracepoint") {
+		names, err := tracepointNames()
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			full := "tracepoint:" + n
+			if !match(full) {
+				continue
+			}
+			fmt.Fprintln(bw, full)
+			if verbose {
+				c, e, _ := strings.Cut(n, ":")
+				listTracepointFields(bw, c, e)
+			}
+		}
+	}
+	if hasProv && prov != "*" && want("rawtracepoint") {
+		names, err := tracepointNames()
+		if err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for _, n := range names {
+			c, e, _ := strings.Cut(n, ":")
+			if layout.NotRawTracepoint(c) {
+				continue
+			}
+			if full := "rawtracepoint:" + e; !seen[e] && match(full) {
+				seen[e] = true
+				fmt.Fprintln(bw, full)
+			}
+		}
+	}
+	for _, k := range []struct {
+		kind string
+		defs []perfEventDef
+	}{{"software", softwareEvents}, {"hardware", hardwareEvents}} {
+		if !want(k.kind) {
+			continue
+		}
+		for _, d := range k.defs {
+			if full := k.kind + ":" + d.name + ":"; match(full) || match(k.kind+":"+d.name) {
+				fmt.Fprintln(bw, full)
+			}
+		}
+	}
+	explicit := hasProv && !strings.ContainsAny(prov, "*?")
+	if explicit && (prov == "kprobe" || prov == "kretprobe") || hasProv && prov != "*" && want("kprobe") && !explicit {
+		funcs, err := kernelFuncs()
+		if err == nil {
+			for _, f := range funcs {
+				if full := prov + ":" + f.name; match(full) {
+					fmt.Fprintln(bw, full)
+				}
+			}
+		}
+	}
+	if explicit && (prov == "kfunc" || prov == "kretfunc") {
+		names, err := btfFuncNames()
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if full := prov + ":" + n; match(full) {
+				fmt.Fprintln(bw, full)
+			}
+		}
+	}
+	uprobeTarget, _, _ := strings.Cut(rest, ":")
+	if explicit && (prov == "uprobe" || prov == "uretprobe") ||
+		hasProv && !explicit && glob(prov, "uprobe") && strings.Contains(uprobeTarget, "/") {
+		// A wildcard provider lists uprobes when the target is a path
+		// ('*:./prog:*'), as bpftrace does.
+		if !explicit {
+			prov = "uprobe"
+		}
+		target, fn, _ := strings.Cut(rest, ":")
+		if fn == "" {
+			fn = "*"
+		}
+		path, err := resolveBinary(target, 0)
+		if err != nil {
+			return err
+		}
+		// A path prints as written; a library name as the file it means.
+		shown := path
+		if strings.Contains(target, "/") {
+			shown = target
+		}
+		if err := listUprobeFuncs(bw, prov, path, shown, fn, verbose); err != nil {
+			return err
+		}
+	}
+	if explicit && prov == "usdt" {
+		target, pat, _ := strings.Cut(rest, ":")
+		if pat == "" {
+			pat = "*"
+		}
+		probes, err := USDTProbes(target, 0)
+		if err != nil {
+			return err
+		}
+		for _, p := range probes {
+			full := p.Provider + ":" + p.Name
+			// PATTERN matches PROVIDER:NAME, or NAME alone.
+			if glob(pat, full) || glob(pat, p.Name) {
+				fmt.Fprintf(bw, "usdt:%s:%s\n", p.Path, full)
+			}
+		}
+	}
+	return nil
+}
+
+// listUprobeFuncs prints PROV:SHOWN:FUNC for path's functions matching fn;
+// verbose adds their parameters from DWARF ("    int* n").
+func listUprobeFuncs(w io.Writer, prov, path, shown, fn string, verbose bool) error {
+	funcs, err := elfFuncs(path)
+	if err != nil {
+		return err
+	}
+	for _, f := range funcs {
+		if !glob(fn, f.name) {
+			continue
+		}
+		if f.ifunc {
+			// Marked: probing it by name is refused (ifuncError).
+			fmt.Fprintf(w, "%s:%s:%s (ifunc)\n", prov, shown, f.name)
+			continue
+		}
+		fmt.Fprintf(w, "%s:%s:%s\n", prov, shown, f.name)
+		if verbose {
+			ps, err := layout.DWARFParams(path, f.name)
+			if err != nil {
+				continue // no debug information: the name alone, as bpftrace
+			}
+			for _, p := range ps {
+				fmt.Fprintf(w, "    %s %s\n", p.CType, p.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// listPIDUprobes lists the functions of every executable file the process
+// maps (bpftrace -l -p PID), filtered by "uprobe:[TARGET:]FUNC" patterns.
+func listPIDUprobes(w io.Writer, o ListOptions) error {
+	bw := bufio.NewWriter(w)
+	defer bw.Flush()
+	prov, rest, hasProv := strings.Cut(o.Pattern, ":")
+	if !hasProv {
+		prov, rest = "uprobe", o.Pattern
+	}
+	prov = canonicalProvider(prov)
+	if !glob(prov, "uprobe") && !glob(prov, "uretprobe") {
+		return nil
+	}
+	if strings.ContainsAny(prov, "*?") {
+		prov = "uprobe"
+	}
+	targetPat, fn := "*", rest
+	if t, f, ok := strings.Cut(rest, ":"); ok {
+		targetPat, fn = t, f
+	}
+	if fn == "" {
+		fn = "*"
+	}
+	paths, err := mappedExecutables(o.PID)
+	if err != nil {
+		return err
+	}
+	for _, path := range paths {
+		if !glob(targetPat, path) && !glob(targetPat, filepath.Base(path)) {
+			continue
+		}
+		// A binary the process maps but that cannot be read (deleted,
+		// another mount namespace) is skipped, not fatal.
+		_ = listUprobeFuncs(bw, prov, mappedPath(o.PID, path), path, fn, o.Verbose)
+	}
+	return nil
+}
+
+// mappedExecutables returns the files the process maps executable, in
+// /proc/PID/maps order, each once.
+func mappedExecutables(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return nil, fmt.Errorf("process %d: %w", pid, err)
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || !strings.Contains(f[1], "x") || !strings.HasPrefix(f[5], "/") || len(f) > 6 {
+			continue // anonymous, not executable, or "(deleted)"
+		}
+		if !seen[f[5]] {
+			seen[f[5]] = true
+			out = append(out, f[5])
+		}
+	}
+	return out, nil
+}
+
+// mappedPath is where a mapped file can be read from here: through the
+// process's root, so binaries in another mount namespace are found.
+func mappedPath(pid int, path string) string {
+	p := fmt.Sprintf("/proc/%d/root%s", pid, path)
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	return path
+}
+
+// checkSearchChars rejects characters no probe name contains, as bpftrace
+// rejects them in a search expression.
+func checkSearchChars(pattern string) error {
+	for _, c := range pattern {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			strings.ContainsRune("_-/.*?[]+@:,!$", c)
+		if !ok {
+			return fmt.Errorf("invalid character '%c' in search expression", c)
+		}
+	}
+	return nil
+}
+
+// canonicalProvider expands bpftrace's provider aliases.
+func canonicalProvider(p string) string {
+	switch p {
+	case "t":
+		return "tracepoint"
+	case "rt":
+		return "rawtracepoint"
+	case "k":
+		return "kprobe"
+	case "kr":
+		return "kretprobe"
+	case "f", "fentry":
+		return "kfunc"
+	case "fr", "fexit":
+		return "kretfunc"
+	case "u":
+		return "uprobe"
+	case "U":
+		return "usdt"
+	case "ur":
+		return "uretprobe"
+	case "s":
+		return "software"
+	case "h":
+		return "hardware"
+	case "p":
+		return "profile"
+	case "i":
+		return "interval"
+	}
+	return p
+}
+
+// listTracepointFields prints the non-common fields of a tracepoint's
+// format file as bpftrace -lv does ("    int __syscall_nr").
+func listTracepointFields(w io.Writer, cat, ev string) {
+	dir, err := tracefsDir()
+	if err != nil {
+		return
+	}
+	f, err := os.Open(filepath.Join(dir, "events", cat, ev, "format"))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	var fields []string
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(l, "field:") {
+			continue
+		}
+		decl, _, _ := strings.Cut(strings.TrimPrefix(l, "field:"), ";")
+		decl = strings.TrimSpace(decl)
+		if strings.Contains(decl, " common_") {
+			continue
+		}
+		fields = append(fields, decl)
+	}
+	for _, d := range fields {
+		fmt.Fprintf(w, "    %s\n", d)
+	}
+}

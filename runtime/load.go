@@ -1,0 +1,500 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
+
+	"github.com/gotrace/gotrace/compiler"
+	"github.com/gotrace/gotrace/lang"
+)
+
+// Loaded is a Spec whose maps and programs exist in the kernel. Nothing is
+// attached yet. Close releases everything, attached or not.
+type Loaded struct {
+	Spec     *compiler.Spec
+	Programs map[string]*ebpf.Program // by compiler.Program.Name
+	Maps     map[string]*ebpf.Map     // by compiler.MapSpec.Name
+
+	// Unattachable are the programs a VerifyOnly load verified another way
+	// because this kernel cannot load them as they are (fentry/fexit).
+	Unattachable []error
+
+	att         *attachment     // nil until Attach
+	multi       map[string]bool // programs loaded for uprobe_multi links
+	stopSwitch  map[string]bool // programs with the stop prologue (detach.go)
+	progressEnv *Env            // the Env of Attach, for Detach's progress
+}
+
+// Load creates every map and program of spec. A program the verifier
+// refuses gives a *VerifierError naming the script line of the refused
+// instruction.
+func Load(spec *compiler.Spec) (*Loaded, error) {
+	return LoadWith(spec, LoadOptions{})
+}
+
+// LoadOptions change how Load treats programs this kernel cannot load.
+type LoadOptions struct {
+	// VerifyOnly (--dry-run): a kfunc/kretfunc program the kernel refuses
+	// to load as fentry/fexit (no BPF trampolines) is verified as a
+	// kprobe-type program instead, and noted in Loaded.Unattachable.
+	VerifyOnly bool
+}
+
+// LoadWith is Load with options.
+func LoadWith(spec *compiler.Spec, opts LoadOptions) (*Loaded, error) {
+	if spec == nil {
+		return nil, errors.New("load: no program")
+	}
+	// Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK.
+	if err := rlimit.RemoveMemlock(); err != nil {
+		// cilium probes memory accounting once, at package init; if that
+		// ran before /proc was mounted (a VM's /init), raise the limit
+		// ourselves.
+		inf := &unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}
+		if serr := unix.Setrlimit(unix.RLIMIT_MEMLOCK, inf); serr != nil {
+			return nil, fmt.Errorf("raise RLIMIT_MEMLOCK: %w", err)
+		}
+	}
+	cs, err := collectionSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	timing.mark("load-prep")
+	l := &Loaded{Spec: spec, Programs: map[string]*ebpf.Program{}, Maps: map[string]*ebpf.Map{}, multi: map[string]bool{}, stopSwitch: map[string]bool{}}
+	for _, p := range spec.Programs {
+		// Wildcard uprobes attach through one uprobe_multi link, which
+		// needs the program loaded with that attach type.
+		if p.Type == ebpf.Kprobe && p.AttachType == 0 && wantsMulti(p.Attach) {
+			cs.Programs[p.Name].AttachType = ebpf.AttachTraceUprobeMulti
+			l.multi[p.Name] = true
+		}
+		if p.Type == ebpf.Kprobe && p.AttachType == 0 && wantsKprobeMulti(p.Attach) {
+			cs.Programs[p.Name].AttachType = ebpf.AttachTraceKprobeMulti
+			l.multi[p.Name] = true
+		}
+		if needsStopSwitch(p, l.multi[p.Name]) {
+			ps := cs.Programs[p.Name]
+			ps.Instructions = stopPrologue(ps.Instructions)
+			cs.Maps[stopMapName] = stopMapSpec()
+			l.stopSwitch[p.Name] = true
+		}
+	}
+
+	// Maps first, so a map error is reported as such and not as a
+	// program failure.
+	mapNames := make([]string, 0, len(cs.Maps))
+	for n := range cs.Maps {
+		mapNames = append(mapNames, n)
+	}
+	sort.Strings(mapNames)
+	for _, n := range mapNames {
+		m, err := ebpf.NewMap(cs.Maps[n])
+		if err != nil {
+			l.Close()
+			return nil, fmt.Errorf("create map %s: %w", n, err)
+		}
+		l.Maps[n] = m
+	}
+	timing.mark("load-maps")
+	// Load programs one at a time so a rejection names its program.
+	for _, p := range spec.Programs {
+		ps := cs.Programs[p.Name]
+		coll, err := ebpf.NewCollectionWithOptions(&ebpf.CollectionSpec{
+			Maps:     referencedMaps(cs, ps),
+			Programs: map[string]*ebpf.ProgramSpec{p.Name: ps},
+		}, ebpf.CollectionOptions{MapReplacements: replacementsFor(l.Maps, ps)})
+		if err != nil {
+			perr := programError(spec, p, err)
+			if opts.VerifyOnly && errors.Is(perr, errNoTrampoline) {
+				if verr := verifyAsKprobe(cs, ps, l.Maps); verr != nil {
+					l.Close()
+					return nil, programError(spec, p, verr)
+				}
+				l.Unattachable = append(l.Unattachable, perr)
+				continue
+			}
+			l.Close()
+			return nil, perr
+		}
+		prog := coll.DetachProgram(p.Name)
+		coll.Close() // the map replacements are clones; ours stay open
+		if prog == nil {
+			l.Close()
+			return nil, fmt.Errorf("load program %s: not created", p.Name)
+		}
+		l.Programs[p.Name] = prog
+	}
+	return l, nil
+}
+
+// collectionSpec turns the compiler's Spec into cilium's, with maps keyed
+// by the names instructions reference.
+func collectionSpec(spec *compiler.Spec) (*ebpf.CollectionSpec, error) {
+	cs := &ebpf.CollectionSpec{Maps: map[string]*ebpf.MapSpec{}, Programs: map[string]*ebpf.ProgramSpec{}}
+	for _, m := range spec.Maps {
+		if _, dup := cs.Maps[m.Name]; dup {
+			return nil, fmt.Errorf("load: map %s defined twice", m.Name)
+		}
+		ms := &ebpf.MapSpec{
+			Name:       kernelName(m.Name),
+			Type:       m.Type,
+			KeySize:    m.KeySize,
+			ValueSize:  m.ValueSize,
+			MaxEntries: m.MaxEntries,
+			Flags:      m.Flags,
+		}
+		if m.Type == ebpf.RingBuf {
+			ms.MaxEntries = ringBufSize(ms.MaxEntries)
+		}
+		if noPrealloc(spec, m) {
+			ms.Flags |= unix.BPF_F_NO_PREALLOC
+		}
+		cs.Maps[m.Name] = ms
+	}
+	for _, p := range spec.Programs {
+		if _, dup := cs.Programs[p.Name]; dup {
+			return nil, fmt.Errorf("load: program %s defined twice", p.Name)
+		}
+		lic := p.License
+		if lic == "" {
+			lic = "GPL"
+		}
+		cs.Programs[p.Name] = &ebpf.ProgramSpec{
+			Name:         kernelName(p.Name),
+			Type:         p.Type,
+			AttachType:   p.AttachType,
+			AttachTo:     p.AttachTo,
+			Instructions: p.Insns,
+			License:      lic,
+		}
+	}
+	return cs, nil
+}
+
+// noPrealloc reports whether a hash map is better created without
+// preallocated elements: creating a preallocated per-CPU hash of 4096
+// entries takes 4-6 ms, most of a tracer's start-up, while the kernel's
+// allocator (6.1+) makes an insert of a new key cheap. Maps that programs
+// run from NMI context (perf_event: profile, hardware, software) use stay
+// preallocated, as the verifier may demand.
+func noPrealloc(spec *compiler.Spec, m *compiler.MapSpec) bool {
+	if m.Type != ebpf.Hash && m.Type != ebpf.PerCPUHash {
+		return false
+	}
+	if m.Flags&unix.BPF_F_NO_PREALLOC != 0 {
+		return true
+	}
+	for _, p := range spec.Programs {
+		if p.Type != ebpf.PerfEvent {
+			continue
+		}
+		for _, ins := range p.Insns {
+			if ins.Reference() == m.Name {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// referencedMaps returns the map specs ps's instructions name.
+func referencedMaps(cs *ebpf.CollectionSpec, ps *ebpf.ProgramSpec) map[string]*ebpf.MapSpec {
+	out := map[string]*ebpf.MapSpec{}
+	for _, ins := range ps.Instructions {
+		if ref := ins.Reference(); ref != "" {
+			if m, ok := cs.Maps[ref]; ok {
+				out[ref] = m
+			}
+		}
+	}
+	return out
+}
+
+func replacementsFor(maps map[string]*ebpf.Map, ps *ebpf.ProgramSpec) map[string]*ebpf.Map {
+	out := map[string]*ebpf.Map{}
+	for _, ins := range ps.Instructions {
+		if ref := ins.Reference(); ref != "" {
+			if m, ok := maps[ref]; ok {
+				out[ref] = m
+			}
+		}
+	}
+	return out
+}
+
+// kernelName makes a name the kernel accepts as an object name: at most
+// 15 characters of [A-Za-z0-9_.].
+func kernelName(s string) string {
+	b := make([]byte, 0, 15)
+	for i := 0; i < len(s) && len(b) < 15; i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '.':
+			b = append(b, c)
+		default:
+			b = append(b, '_')
+		}
+	}
+	return string(b)
+}
+
+// ringBufSize is the ring buffer's size in bytes. GOTRACE_PERF_RB_PAGES
+// (or BPFTRACE_PERF_RB_PAGES) gives it as bpftrace does, pages per CPU;
+// unset, it is the compiler's size (compiled) or defaultRBPagesPerCPU
+// pages per CPU, whichever is larger. It is rounded up to the power of
+// two a ring buffer must be.
+func ringBufSize(compiled uint32) uint32 {
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil || ncpu < 1 {
+		ncpu = 1
+	}
+	page := uint64(os.Getpagesize())
+	size := defaultRBPagesPerCPU * page * uint64(ncpu)
+	if v, ok := envInt("PERF_RB_PAGES"); ok && v > 0 {
+		size = uint64(v) * page * uint64(ncpu)
+	} else if uint64(compiled) > size {
+		size = uint64(compiled)
+	}
+	n := page
+	for n < size && n < 1<<30 {
+		n <<= 1
+	}
+	return uint32(n)
+}
+
+// envInt reads GOTRACE_<name>, else BPFTRACE_<name>.
+func envInt(name string) (int, bool) {
+	for _, p := range []string{"GOTRACE_", "BPFTRACE_"} {
+		if v, ok := os.LookupEnv(p + name); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return 0, false
+			}
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// VerifierError is a program the kernel's verifier refused, mapped back to
+// the script.
+type VerifierError struct {
+	Src     *lang.Source
+	Program string    // compiler.Program.Name
+	Span    lang.Span // the script place of the refused instruction (zero if unknown)
+	Insn    int       // index of the refused instruction in Program.Insns, -1 if unknown
+	Reason  string    // the verifier's complaint (its last meaningful line)
+	Log     []string  // the full verifier log
+	Err     error     // cilium's error
+	// Loop is set when the complaint is about size, complexity or loops
+	// and the refused place is in a loop: Span is then the loop's head.
+	Loop bool
+}
+
+func (e *VerifierError) Unwrap() error { return e.Err }
+
+// Error prints bpftrace's diagnostic form: the script line and a marker
+// under the place, with the verifier's reason.
+func (e *VerifierError) Error() string {
+	d := &lang.Diagnostics{Src: e.Src}
+	hint := "run with -v for the full verifier log"
+	if e.Loop {
+		d.Add(lang.Error, e.Span, "the verifier said: "+e.Reason+"; "+hint, "loop is too large for the BPF verifier (bound it, or use unroll/for over a map)")
+		return d.Error()
+	}
+	d.Add(lang.Error, e.Span, hint, "the BPF verifier rejected program %s: %s", e.Program, e.Reason)
+	return d.Error()
+}
+
+// FullLog is the verifier's log, for -v.
+func (e *VerifierError) FullLog() string { return strings.Join(e.Log, "\n") }
+
+var verifierInsnRE = regexp.MustCompile(`^(\d+): \([0-9a-f]{2}\)`)
+
+func programError(spec *compiler.Spec, p *compiler.Program, err error) error {
+	var ve *ebpf.VerifierError
+	if !errors.As(err, &ve) {
+		if p.Type == ebpf.Tracing && (p.AttachType == ebpf.AttachTraceFEntry || p.AttachType == ebpf.AttachTraceFExit) {
+			if fe := fentryError(err); errors.Is(fe, errNoTrampoline) {
+				var ap *lang.AttachPoint
+				if len(p.Attach) > 0 {
+					ap = p.Attach[0]
+				}
+				name := p.AttachTo
+				if ap != nil {
+					name = apName(ap)
+				}
+				return &ProbeError{Src: spec.Source, AP: ap, Err: fmt.Errorf("%s: %w", name, fe)}
+			}
+		}
+		return fmt.Errorf("load program %s: %w", p.Name, err)
+	}
+	out := &VerifierError{Src: spec.Source, Program: p.Name, Insn: -1, Log: ve.Log, Err: err}
+	// The refused instruction is the last one the verifier printed.
+	raw := -1
+	for i := len(ve.Log) - 1; i >= 0; i-- {
+		if m := verifierInsnRE.FindStringSubmatch(ve.Log[i]); m != nil {
+			raw, _ = strconv.Atoi(m[1])
+			break
+		}
+	}
+	out.Reason = verifierReason(ve.Log, ve.Cause)
+	if raw >= 0 {
+		off := 0
+		for i, ins := range p.Insns {
+			if off == raw {
+				out.Insn = i
+				out.Span = insnSpan(spec.Source, ins)
+				break
+			}
+			off += int(ins.Size() / asm.InstructionSize)
+		}
+		// Without a position on that instruction, use the nearest earlier
+		// one that has one.
+		for i := out.Insn; i >= 0 && !out.Span.Start.IsValid(); i-- {
+			out.Span = insnSpan(spec.Source, p.Insns[i])
+		}
+	}
+	if loopComplaint(out.Reason) {
+		if sp, ok := refusedLoop(spec, p, out.Span); ok {
+			out.Span, out.Loop = sp, true
+		}
+	}
+	out.Span = widenEmpty(spec.Source, out.Span)
+	return out
+}
+
+// verifierReason picks the verifier's complaint: the last log line that is
+// not a statistics line.
+func verifierReason(log []string, cause error) string {
+	for i := len(log) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(log[i])
+		if l == "" || strings.HasPrefix(l, "processed ") || strings.HasPrefix(l, "verification time") ||
+			strings.HasPrefix(l, "stack depth") || strings.HasPrefix(l, "max_states_per_insn") {
+			continue
+		}
+		return l
+	}
+	if cause != nil {
+		return cause.Error()
+	}
+	return "refused"
+}
+
+// insnSpan recovers the script place an instruction was made for. The
+// compiler records it with asm's WithSource; accepted forms: anything with
+// a Span() lang.Span or Pos() lang.Pos method, a *btf.Line, or a comment
+// that starts with "LINE:COL" (optionally after "NAME:").
+func insnSpan(src *lang.Source, ins asm.Instruction) lang.Span {
+	s := ins.Source()
+	if s == nil {
+		return lang.Span{}
+	}
+	switch v := s.(type) {
+	case interface{ Span() lang.Span }:
+		return v.Span()
+	case interface{ Pos() lang.Pos }:
+		p := v.Pos()
+		return lang.Span{Start: p, End: p}
+	case *btf.Line:
+		return lineColSpan(src, int(v.LineNumber()), int(v.LineColumn()))
+	}
+	str := s.String()
+	m := srcPosRE.FindStringSubmatch(str)
+	if m == nil {
+		return lang.Span{}
+	}
+	line, _ := strconv.Atoi(m[1])
+	col, _ := strconv.Atoi(m[2])
+	sp := lineColSpan(src, line, col)
+	if m[3] != "" {
+		if ec, err := strconv.Atoi(m[3]); err == nil && ec > col {
+			sp.End.Col = ec
+			sp.End.Offset = sp.Start.Offset + (ec - col)
+		}
+	}
+	return sp
+}
+
+var srcPosRE = regexp.MustCompile(`^(?:[^:\s]+:)?(\d+):(\d+)(?:-(\d+))?`)
+
+func lineColSpan(src *lang.Source, line, col int) lang.Span {
+	if line <= 0 {
+		return lang.Span{}
+	}
+	if col <= 0 {
+		col = 1
+	}
+	p := lang.Pos{Line: line, Col: col}
+	if src != nil {
+		// Offset of the line start plus the column.
+		off, l := 0, 1
+		for off < len(src.Text) && l < line {
+			if src.Text[off] == '\n' {
+				l++
+			}
+			off++
+		}
+		p.Offset = off + col - 1
+	}
+	return lang.Span{Start: p, End: p}
+}
+
+// Close releases every program, map and attachment. It is safe to call
+// more than once.
+func (l *Loaded) Close() error {
+	var errs []error
+	if l.att != nil {
+		errs = append(errs, l.att.detach())
+		l.att = nil
+	}
+	for n, p := range l.Programs {
+		if err := p.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close program %s: %w", n, err))
+		}
+		delete(l.Programs, n)
+	}
+	for n, m := range l.Maps {
+		if err := m.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close map %s: %w", n, err))
+		}
+		delete(l.Maps, n)
+	}
+	return errors.Join(errs...)
+}
+
+// defaultRBPagesPerCPU sizes the ring buffer when nothing else does.
+const defaultRBPagesPerCPU = 64
+
+// verifyAsKprobe loads ps's instructions as a kprobe-type program (and
+// closes it): on a kernel that refuses fentry/fexit, this is how a
+// kfunc/kretfunc program still goes through the verifier. Its context reads
+// (the argument slots) are in bounds of pt_regs; its helpers are the
+// tracing ones both program types allow.
+func verifyAsKprobe(cs *ebpf.CollectionSpec, ps *ebpf.ProgramSpec, maps map[string]*ebpf.Map) error {
+	kp := ps.Copy()
+	kp.Type = ebpf.Kprobe
+	kp.AttachType = 0
+	kp.AttachTo = ""
+	kp.AttachTarget = nil
+	coll, err := ebpf.NewCollectionWithOptions(&ebpf.CollectionSpec{
+		Maps:     referencedMaps(cs, kp),
+		Programs: map[string]*ebpf.ProgramSpec{kp.Name: kp},
+	}, ebpf.CollectionOptions{MapReplacements: replacementsFor(maps, kp)})
+	if err != nil {
+		return err
+	}
+	coll.Close()
+	return nil
+}

@@ -1,0 +1,267 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/gotrace/gotrace/compiler"
+	"github.com/gotrace/gotrace/lang/types"
+)
+
+// rawValue lets cilium copy per-CPU values without knowing their type.
+type rawValue []byte
+
+func (r *rawValue) UnmarshalBinary(b []byte) error {
+	*r = append((*r)[:0], b...)
+	return nil
+}
+
+func (r rawValue) MarshalBinary() ([]byte, error) { return r, nil }
+
+// UserMaps returns the script's maps (MapSpec.User != nil), sorted by name.
+func (l *Loaded) UserMaps() []*compiler.MapSpec {
+	var out []*compiler.MapSpec
+	for _, m := range l.Spec.Maps {
+		if m.User != nil {
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].User.Name < out[j].User.Name })
+	return out
+}
+
+// mapSpecByUserName finds the map implementing the script's map name (or,
+// failing that, the MapSpec of that name).
+func (l *Loaded) mapSpecByUserName(name string) *compiler.MapSpec {
+	for _, m := range l.Spec.Maps {
+		if m.User != nil && m.User.Name == name {
+			return m
+		}
+	}
+	for _, m := range l.Spec.Maps {
+		if m.Name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+func isPerCPU(t ebpf.MapType) bool {
+	switch t {
+	case ebpf.PerCPUHash, ebpf.PerCPUArray, ebpf.LRUCPUHash:
+		return true
+	}
+	return false
+}
+
+// ReadMap snapshots one map, merging per-CPU values.
+func (l *Loaded) ReadMap(ms *compiler.MapSpec) (*MapData, error) {
+	m := l.Maps[ms.Name]
+	if m == nil {
+		return nil, fmt.Errorf("read map %s: not loaded", ms.Name)
+	}
+	md := &MapData{Spec: ms}
+	perCPU := isPerCPU(ms.Type)
+	ncpu := 1
+	if perCPU {
+		n, err := ebpf.PossibleCPU()
+		if err != nil {
+			return nil, fmt.Errorf("read map %s: %w", ms.Name, err)
+		}
+		ncpu = n
+	}
+	var cur []byte
+	next := make([]byte, ms.KeySize)
+	first := true
+	for {
+		var err error
+		if first {
+			err = m.NextKey(nil, next)
+			first = false
+		} else {
+			err = m.NextKey(cur, next)
+		}
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read map %s: %w", ms.Name, err)
+		}
+		key := append([]byte(nil), next...)
+		cur = key
+		e := Entry{Key: key}
+		if perCPU {
+			vals := make([]rawValue, ncpu)
+			if err := m.Lookup(key, vals); err != nil {
+				if errors.Is(err, ebpf.ErrKeyNotExist) {
+					continue // deleted under us
+				}
+				return nil, fmt.Errorf("read map %s: %w", ms.Name, err)
+			}
+			e.PerCPU = make([][]byte, ncpu)
+			for i := range vals {
+				e.PerCPU[i] = vals[i]
+			}
+			e.Value = mergePerCPU(ms, e.PerCPU)
+		} else {
+			v := make([]byte, ms.ValueSize)
+			if err := m.Lookup(key, v); err != nil {
+				if errors.Is(err, ebpf.ErrKeyNotExist) {
+					continue
+				}
+				return nil, fmt.Errorf("read map %s: %w", ms.Name, err)
+			}
+			e.Value = v
+		}
+		md.Entries = append(md.Entries, e)
+		// Array maps list every index; the ring of NextKey ends at the last.
+	}
+	return md, nil
+}
+
+// mergePerCPU folds per-CPU values into one as compiler/ABI.md says.
+func mergePerCPU(ms *compiler.MapSpec, cpus [][]byte) []byte {
+	out := make([]byte, ms.ValueSize)
+	kind := types.Invalid
+	if ms.User != nil && ms.User.Value != nil {
+		kind = ms.User.Value.Kind
+	}
+	le := binary.LittleEndian
+	switch kind {
+	case types.Min, types.Max:
+		set := false
+		var best int64
+		for _, v := range cpus {
+			if len(v) < 16 || le.Uint64(v[8:16]) == 0 {
+				continue
+			}
+			x := int64(le.Uint64(v[0:8]))
+			if !set || (kind == types.Min && x < best) || (kind == types.Max && x > best) {
+				best, set = x, true
+			}
+		}
+		if set && len(out) >= 16 {
+			le.PutUint64(out[0:8], uint64(best))
+			le.PutUint64(out[8:16], 1)
+		}
+	default:
+		// count, sum, hist, lhist, avg and stats (count and sum words):
+		// every 8-byte word is summed.
+		for _, v := range cpus {
+			for off := 0; off+8 <= len(out) && off+8 <= len(v); off += 8 {
+				le.PutUint64(out[off:], le.Uint64(out[off:])+le.Uint64(v[off:]))
+			}
+		}
+	}
+	return out
+}
+
+// ClearMap deletes every entry (clear(@m)). Array maps are zeroed.
+func (l *Loaded) ClearMap(ms *compiler.MapSpec) error {
+	m := l.Maps[ms.Name]
+	if m == nil {
+		return fmt.Errorf("clear map %s: not loaded", ms.Name)
+	}
+	if ms.Type == ebpf.Array || ms.Type == ebpf.PerCPUArray {
+		return l.ZeroMap(ms)
+	}
+	if u := ms.User; u != nil && len(u.KeyParts) == 0 && u.Value != nil && u.Value.Kind.IsAggregation() {
+		// bpftrace keeps a cleared key-less aggregation as its zero value
+		// (`@: 0`), while a cleared key-less scalar disappears.
+		return l.ZeroMap(ms)
+	}
+	keys, err := mapKeys(m, ms.KeySize)
+	if err != nil {
+		return fmt.Errorf("clear map %s: %w", ms.Name, err)
+	}
+	for _, k := range keys {
+		if err := m.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			return fmt.Errorf("clear map %s: %w", ms.Name, err)
+		}
+	}
+	return nil
+}
+
+// ZeroMap sets every value to zero, keeping the keys (zero(@m)).
+func (l *Loaded) ZeroMap(ms *compiler.MapSpec) error {
+	m := l.Maps[ms.Name]
+	if m == nil {
+		return fmt.Errorf("zero map %s: not loaded", ms.Name)
+	}
+	keys, err := mapKeys(m, ms.KeySize)
+	if err != nil {
+		return fmt.Errorf("zero map %s: %w", ms.Name, err)
+	}
+	var zero any = make([]byte, ms.ValueSize)
+	if isPerCPU(ms.Type) {
+		n, err := ebpf.PossibleCPU()
+		if err != nil {
+			return err
+		}
+		vals := make([]rawValue, n)
+		for i := range vals {
+			vals[i] = make([]byte, ms.ValueSize)
+		}
+		zero = vals
+	}
+	for _, k := range keys {
+		if err := m.Update(k, zero, ebpf.UpdateExist); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			return fmt.Errorf("zero map %s: %w", ms.Name, err)
+		}
+	}
+	return nil
+}
+
+func mapKeys(m *ebpf.Map, keySize uint32) ([][]byte, error) {
+	var keys [][]byte
+	var cur []byte
+	for {
+		next := make([]byte, keySize)
+		var err error
+		if cur == nil {
+			err = m.NextKey(nil, next)
+		} else {
+			err = m.NextKey(cur, next)
+		}
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			return keys, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, next)
+		cur = next
+		if len(keys) > 1<<24 {
+			return nil, errors.New("map iteration does not end")
+		}
+	}
+}
+
+// counter reads an internal u64 counter map (ARRAY or PERCPU_ARRAY, key 0
+// ... MaxEntries-1), summing all slots and CPUs. Missing maps read as 0.
+func (l *Loaded) counter(name string) uint64 {
+	var ms *compiler.MapSpec
+	for _, m := range l.Spec.Maps {
+		if m.Name == name && m.User == nil {
+			ms = m
+		}
+	}
+	if ms == nil || l.Maps[name] == nil {
+		return 0
+	}
+	md, err := l.ReadMap(ms)
+	if err != nil {
+		return 0
+	}
+	var n uint64
+	for _, e := range md.Entries {
+		if len(e.Value) >= 8 {
+			n += binary.LittleEndian.Uint64(e.Value)
+		}
+	}
+	return n
+}

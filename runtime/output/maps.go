@@ -1,0 +1,598 @@
+package output
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/types"
+)
+
+// Entry is one raw map entry as read from the kernel: Key per ABI.md (for
+// hist/lhist maps the user key followed by the u64 bucket index), and the
+// value — PerCPU holds one value per possible CPU for per-CPU maps, Value
+// the single value otherwise.
+type Entry struct {
+	Key    []byte
+	Value  []byte
+	PerCPU [][]byte
+}
+
+// MapData is one map to print: its declaration and its raw entries. Top and
+// Div are print(@m, top, div)'s arguments (0 means all / no division).
+type MapData struct {
+	Info    *lang.MapInfo
+	Entries []Entry
+	Top     int
+	Div     int
+}
+
+// ExitMaps prints the maps as bpftrace does when the script ends: two
+// newlines, then every map in name order.
+func (p *Printer) ExitMaps(maps []MapData) error {
+	if err := p.write("\n\n"); err != nil {
+		return err
+	}
+	sorted := append([]MapData(nil), maps...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Info.Name < sorted[j].Info.Name })
+	for _, m := range sorted {
+		if err := p.Map(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// row is one printable element of a map: its user key and merged value.
+type row struct {
+	rawKey []byte
+	key    []Value // the key's parts
+	// scalar is the merged integer of count/sum/min/max/int maps; for avg and
+	// stats the average; for hist/lhist the total count (sort key).
+	scalar  int64
+	uscalar uint64
+	count   int64 // avg/stats
+	total   int64
+	buckets []uint64 // hist/lhist
+	value   Value    // plain values
+}
+
+// Map prints one map (print(@m) or at exit).
+func (p *Printer) Map(m MapData) error {
+	if m.Info == nil || m.Info.Value == nil {
+		return fmt.Errorf("print map: no map type")
+	}
+	rows, err := p.rows(m)
+	if err != nil {
+		return fmt.Errorf("print map %s: %w", m.Info.Name, err)
+	}
+	vt := m.Info.Value
+	div := int64(m.Div)
+	if div <= 0 {
+		div = 1
+	}
+	total := len(rows)
+	top := m.Top
+	if vt.Kind == types.Stats {
+		top = 0 // bpftrace ignores top and div for stats()
+		div = 1
+	}
+	if top > 0 && total > top {
+		rows = rows[total-top:]
+	}
+	if p.format == JSON {
+		return p.jsonMap(m, rows, total, div)
+	}
+	var elems []string
+	for _, r := range rows {
+		name := m.Info.Name + p.keyText(m.Info, r.key)
+		switch vt.Kind {
+		case types.Hist, types.Lhist:
+			elems = append(elems, name+": \n"+p.histText(vt, r.buckets, uint64(div)))
+		case types.Stats:
+			elems = append(elems, fmt.Sprintf("%s: count %d, average %d, total %d", name, r.count, avgOf(r), r.total))
+		case types.Avg:
+			elems = append(elems, name+": "+strconv.FormatInt(avgOf(r)/div, 10))
+		default:
+			elems = append(elems, name+": "+p.scalarText(vt, r, div))
+		}
+	}
+	var out string
+	switch vt.Kind {
+	case types.Hist, types.Lhist:
+		out = strings.Join(elems, "\n") + "\n"
+	case types.Avg, types.Stats:
+		out = strings.Join(elems, "\n") + "\n\n"
+	default:
+		// bpftrace joins values that end in their own newline (stacks) — and,
+		// by a quirk, ksym/usym/inet values — with nothing.
+		delim := "\n"
+		switch vt.Kind {
+		case types.Stack, types.Ksym, types.Usym, types.Inet:
+			delim = ""
+		}
+		out = strings.Join(elems, delim) + "\n"
+	}
+	return p.write(out)
+}
+
+func avgOf(r row) int64 {
+	if r.count == 0 {
+		return 0
+	}
+	return r.total / r.count
+}
+
+func (p *Printer) scalarText(vt *types.Type, r row, div int64) string {
+	switch vt.Kind {
+	case types.Count:
+		return strconv.FormatUint(r.uscalar/uint64(div), 10)
+	case types.Sum, types.Min, types.Max:
+		if vt.Kind == types.Sum && !vt.Signed {
+			return strconv.FormatUint(r.uscalar/uint64(div), 10)
+		}
+		return strconv.FormatInt(r.scalar/div, 10)
+	}
+	if isIntValue(vt) && div != 1 {
+		if vt.Signed {
+			return strconv.FormatInt(r.value.Int()/div, 10)
+		}
+		return strconv.FormatUint(r.value.Bits/uint64(div), 10)
+	}
+	return p.Text(r.value)
+}
+
+func isIntValue(t *types.Type) bool {
+	switch t.Kind {
+	case types.Int, types.Bool, types.Enum, types.Pointer, types.Kaddr:
+		return true
+	}
+	return false
+}
+
+// keyParts decodes a map's user key into its parts.
+func keyParts(info *lang.MapInfo, key []byte) ([]Value, error) {
+	if info.Key == nil {
+		return nil, nil
+	}
+	if len(info.KeyParts) > 1 && info.Key.Kind == types.Tuple {
+		if len(key) < info.Key.Size {
+			return nil, fmt.Errorf("key of %d bytes, want %d", len(key), info.Key.Size)
+		}
+		parts := make([]Value, len(info.Key.Fields))
+		for i, f := range info.Key.Fields {
+			v, err := Decode(f.Type, key[f.Offset:])
+			if err != nil {
+				return nil, fmt.Errorf("key part %d: %w", i+1, err)
+			}
+			parts[i] = v
+		}
+		return parts, nil
+	}
+	v, err := Decode(info.Key, key)
+	if err != nil {
+		return nil, fmt.Errorf("key: %w", err)
+	}
+	return []Value{v}, nil
+}
+
+// keyText is "[part, part]" (stack frames indented by 4), or "" for a map
+// without keys.
+func (p *Printer) keyText(info *lang.MapInfo, parts []Value) string {
+	if info.Key == nil {
+		return ""
+	}
+	s := make([]string, len(parts))
+	for i, v := range parts {
+		s[i] = p.keyPartText(v)
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}
+
+// keyPartText is a key part's text: records (also inside arrays) print
+// compactly in keys, {.m=2,.n=3}, as bpftrace 0.17 does.
+func (p *Printer) keyPartText(v Value) string {
+	switch v.Kind() {
+	case types.Record:
+		parts := make([]string, len(v.Elems))
+		for i, e := range v.Elems {
+			parts[i] = "." + v.Names[i] + "=" + p.keyPartText(e)
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	case types.Array:
+		parts := make([]string, len(v.Elems))
+		for i, e := range v.Elems {
+			parts[i] = p.keyPartText(e)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	}
+	return p.text(v, 4)
+}
+
+func (p *Printer) jsonKey(parts []Value) string {
+	s := make([]string, len(parts))
+	for i, v := range parts {
+		s[i] = p.text(v, 4)
+	}
+	return `"` + jsonEscape(strings.Join(s, ",")) + `"`
+}
+
+func (p *Printer) jsonMap(m MapData, rows []row, total int, div int64) error {
+	if total == 0 {
+		return nil // bpftrace prints nothing for an empty map in JSON
+	}
+	vt := m.Info.Value
+	typ := "map"
+	switch vt.Kind {
+	case types.Hist, types.Lhist:
+		typ = "hist"
+	case types.Avg, types.Stats:
+		typ = "stats"
+	}
+	keyed := m.Info.Key != nil
+	elems := make([]string, 0, len(rows))
+	for _, r := range rows {
+		var val string
+		switch vt.Kind {
+		case types.Hist, types.Lhist:
+			val = histJSON(vt, r.buckets, uint64(div))
+		case types.Stats:
+			val = fmt.Sprintf(`{"count": %d, "average": %d, "total": %d}`, r.count, avgOf(r), r.total)
+		case types.Avg:
+			val = strconv.FormatInt(avgOf(r)/div, 10)
+		case types.Count, types.Sum, types.Min, types.Max:
+			val = p.scalarText(vt, r, div)
+		default:
+			if isIntValue(vt) {
+				val = p.scalarText(vt, r, div)
+			} else {
+				val = p.JSONText(r.value)
+			}
+		}
+		if keyed {
+			val = p.jsonKey(r.key) + ": " + val
+		}
+		elems = append(elems, val)
+	}
+	var sb strings.Builder
+	sb.WriteString(`{"type": "` + typ + `", "data": {"` + jsonEscape(m.Info.Name) + `": `)
+	if keyed {
+		sb.WriteString("{")
+	}
+	sb.WriteString(strings.Join(elems, ", "))
+	if keyed {
+		sb.WriteString("}")
+	}
+	sb.WriteString("}}\n")
+	return p.write(sb.String())
+}
+
+// rows merges per-CPU values, groups hist buckets by user key and sorts the
+// rows as bpftrace: by value (count, sum, min, max, integers), by average
+// (avg, stats), by total count (hist, lhist), else by key.
+func (p *Printer) rows(m MapData) ([]row, error) {
+	vt := m.Info.Value
+	var rows []row
+	switch vt.Kind {
+	case types.Hist, types.Lhist:
+		byKey := map[string]*row{}
+		nb := 65 // log2 buckets: <0, 0, then 2^0 .. 2^62
+		if vt.Kind == types.Lhist {
+			step := vt.Lhist[2]
+			if step <= 0 {
+				return nil, fmt.Errorf("lhist step %d", step)
+			}
+			nb = int((vt.Lhist[1]-vt.Lhist[0])/step) + 2
+		}
+		for _, e := range m.Entries {
+			if len(e.Key) < 8 {
+				return nil, fmt.Errorf("hist key of %d bytes has no bucket index", len(e.Key))
+			}
+			uk := e.Key[:len(e.Key)-8]
+			b := binary.LittleEndian.Uint64(e.Key[len(e.Key)-8:])
+			if b >= uint64(nb) {
+				return nil, fmt.Errorf("bucket index %d out of range (%d buckets)", b, nb)
+			}
+			r := byKey[string(uk)]
+			if r == nil {
+				parts, err := keyParts(m.Info, uk)
+				if err != nil {
+					return nil, err
+				}
+				r = &row{rawKey: append([]byte(nil), uk...), key: parts, buckets: make([]uint64, nb)}
+				byKey[string(uk)] = r
+			}
+			n, err := sumU64(e)
+			if err != nil {
+				return nil, err
+			}
+			r.buckets[b] += n
+		}
+		for _, r := range byKey {
+			for _, n := range r.buckets {
+				r.uscalar += n
+			}
+			rows = append(rows, *r)
+		}
+		// bpftrace keeps hist rows in a std::map (key bytes order), then
+		// sorts by total; for small maps that sort is stable.
+		sort.Slice(rows, func(i, j int) bool { return bytes.Compare(rows[i].rawKey, rows[j].rawKey) < 0 })
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].uscalar < rows[j].uscalar })
+		return rows, nil
+	}
+	for _, e := range m.Entries {
+		userKey := e.Key
+		parts, err := keyParts(m.Info, userKey)
+		if err != nil {
+			return nil, err
+		}
+		r := row{rawKey: append([]byte(nil), userKey...), key: parts}
+		switch vt.Kind {
+		case types.Count, types.Sum:
+			u, err := sumU64(e)
+			if err != nil {
+				return nil, err
+			}
+			r.uscalar, r.scalar = u, int64(u)
+		case types.Min, types.Max:
+			r.scalar, err = minMax(e, vt.Kind == types.Min)
+			if err != nil {
+				return nil, err
+			}
+		case types.Avg, types.Stats:
+			r.count, r.total, err = sumPairs(e)
+			if err != nil {
+				return nil, err
+			}
+			r.scalar = avgOf(r)
+		default:
+			val := e.Value
+			if val == nil && len(e.PerCPU) > 0 {
+				val = e.PerCPU[0]
+			}
+			r.value, err = Decode(vt, val)
+			if err != nil {
+				return nil, fmt.Errorf("value: %w", err)
+			}
+			r.scalar, r.uscalar = r.value.Int(), r.value.Bits
+		}
+		rows = append(rows, r)
+	}
+	switch {
+	case vt.Kind == types.Avg || vt.Kind == types.Stats:
+		sort.Slice(rows, func(i, j int) bool { return bytes.Compare(rows[i].rawKey, rows[j].rawKey) < 0 })
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].scalar < rows[j].scalar })
+	case vt.Kind == types.Count || (vt.Kind == types.Sum && !vt.Signed) || (isIntValue(vt) && !vt.Signed):
+		p.sortByKey(rows)
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].uscalar < rows[j].uscalar })
+	case vt.Kind == types.Sum || vt.Kind == types.Min || vt.Kind == types.Max || isIntValue(vt):
+		p.sortByKey(rows)
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].scalar < rows[j].scalar })
+	default:
+		p.sortByKey(rows)
+	}
+	return rows, nil
+}
+
+// sortByKey orders rows by their key parts: integers as unsigned 64-bit
+// numbers, strings byte-wise, other parts by their text (bpftrace's
+// sort_by_key).
+func (p *Printer) sortByKey(rows []row) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i].key, rows[j].key
+		for k := 0; k < len(a) && k < len(b); k++ {
+			if c := p.compareKeyPart(a[k], b[k]); c != 0 {
+				return c < 0
+			}
+		}
+		return len(a) < len(b)
+	})
+}
+
+func (p *Printer) compareKeyPart(a, b Value) int {
+	if a.Type != nil && a.Type.IsInteger() && b.Type != nil && b.Type.IsInteger() {
+		switch {
+		case a.Bits < b.Bits:
+			return -1
+		case a.Bits > b.Bits:
+			return 1
+		}
+		return 0
+	}
+	if a.Kind() == types.String && b.Kind() == types.String {
+		return bytes.Compare(a.Bytes, b.Bytes)
+	}
+	return strings.Compare(p.text(a, 4), p.text(b, 4))
+}
+
+// values is an entry's per-CPU values (or its single value).
+func values(e Entry) [][]byte {
+	if len(e.PerCPU) > 0 {
+		return e.PerCPU
+	}
+	return [][]byte{e.Value}
+}
+
+func sumU64(e Entry) (uint64, error) {
+	var s uint64
+	for i, v := range values(e) {
+		if len(v) < 8 {
+			return 0, fmt.Errorf("value %d: %d bytes, want 8", i, len(v))
+		}
+		s += binary.LittleEndian.Uint64(v)
+	}
+	return s, nil
+}
+
+// minMax merges min()/max() values: [0:8] value, [8:16] set flag; CPUs that
+// never set a value do not count. No CPU set → 0 (a zeroed map).
+func minMax(e Entry, isMin bool) (int64, error) {
+	var res int64
+	found := false
+	for i, v := range values(e) {
+		if len(v) < 16 {
+			return 0, fmt.Errorf("min/max value %d: %d bytes, want 16", i, len(v))
+		}
+		if binary.LittleEndian.Uint64(v[8:16]) == 0 {
+			continue
+		}
+		x := int64(binary.LittleEndian.Uint64(v[0:8]))
+		if !found || (isMin && x < res) || (!isMin && x > res) {
+			res, found = x, true
+		}
+	}
+	return res, nil
+}
+
+func sumPairs(e Entry) (count, total int64, err error) {
+	for i, v := range values(e) {
+		if len(v) < 16 {
+			return 0, 0, fmt.Errorf("avg/stats value %d: %d bytes, want 16", i, len(v))
+		}
+		count += int64(binary.LittleEndian.Uint64(v[0:8]))
+		total += int64(binary.LittleEndian.Uint64(v[8:16]))
+	}
+	return count, total, nil
+}
+
+// histText prints hist/lhist buckets as bpftrace's bar chart, from the
+// first to the last non-empty bucket.
+func (p *Printer) histText(vt *types.Type, buckets []uint64, div uint64) string {
+	first, last, maxv := -1, -1, uint64(0)
+	for i, n := range buckets {
+		if n > 0 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+		if n > maxv {
+			maxv = n
+		}
+	}
+	if last < 0 {
+		return ""
+	}
+	var sb strings.Builder
+	for i := first; i <= last; i++ {
+		var header string
+		count := buckets[i]
+		if vt.Kind == types.Hist {
+			header = log2Header(i)
+			count /= div
+		} else {
+			header = linearHeader(vt.Lhist, len(buckets), i)
+		}
+		// bpftrace computes the bar in single precision.
+		width := int(float32(buckets[i]) / float32(maxv) * float32(52))
+		fmt.Fprintf(&sb, "%-16s%8d |%-52s|\n", header, count, strings.Repeat("@", width))
+	}
+	return sb.String()
+}
+
+func log2Header(i int) string {
+	switch i {
+	case 0:
+		return "(..., 0)"
+	case 1:
+		return "[0]"
+	case 2:
+		return "[1]"
+	}
+	return "[" + log2Label(i-2) + ", " + log2Label(i-1) + ")"
+}
+
+// log2Label spells 2^power with a K/M/G/T suffix, as bpftrace.
+func log2Label(power int) string {
+	suffix := ""
+	switch {
+	case power >= 40:
+		suffix, power = "T", power-40
+	case power >= 30:
+		suffix, power = "G", power-30
+	case power >= 20:
+		suffix, power = "M", power-20
+	case power >= 10:
+		suffix, power = "K", power-10
+	}
+	return strconv.FormatUint(1<<uint(power), 10) + suffix
+}
+
+func linearHeader(params [3]int64, nb, i int) string {
+	min, max, step := params[0], params[1], params[2]
+	switch {
+	case i == 0:
+		return "(..., " + linearLabel(min) + ")"
+	case i == nb-1:
+		return "[" + linearLabel(max) + ", ...)"
+	}
+	return "[" + linearLabel(int64(i-1)*step+min) + ", " + linearLabel(int64(i)*step+min) + ")"
+}
+
+// linearLabel prints an lhist bound: multiples of 1M and 1K with a suffix.
+func linearLabel(n int64) string {
+	switch {
+	case n == 0:
+		return "0"
+	case n%(1<<20) == 0:
+		return strconv.FormatInt(n/(1<<20), 10) + "M"
+	case n%(1<<10) == 0:
+		return strconv.FormatInt(n/(1<<10), 10) + "K"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func histJSON(vt *types.Type, buckets []uint64, div uint64) string {
+	first, last := -1, -1
+	for i, n := range buckets {
+		if n > 0 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if last < 0 {
+		return "[]"
+	}
+	parts := make([]string, 0, last-first+1)
+	for i := first; i <= last; i++ {
+		var bounds string
+		count := buckets[i]
+		if vt.Kind == types.Hist {
+			count /= div
+			switch i {
+			case 0:
+				bounds = `"max": -1, `
+			case 1:
+				bounds = `"min": 0, "max": 0, `
+			case 2:
+				bounds = `"min": 1, "max": 1, `
+			default:
+				lo := uint64(1) << uint(i-2)
+				hi := uint64(1)<<uint(i-1) - 1
+				if i-1 >= 64 {
+					hi = math.MaxUint64
+				}
+				bounds = fmt.Sprintf(`"min": %d, "max": %d, `, lo, hi)
+			}
+		} else {
+			min, max, step := vt.Lhist[0], vt.Lhist[1], vt.Lhist[2]
+			switch {
+			case i == 0:
+				bounds = fmt.Sprintf(`"max": %d, `, min-1)
+			case i == len(buckets)-1:
+				bounds = fmt.Sprintf(`"min": %d, `, max)
+			default:
+				bounds = fmt.Sprintf(`"min": %d, "max": %d, `, int64(i-1)*step+min, int64(i)*step+min-1)
+			}
+		}
+		parts = append(parts, "{"+bounds+`"count": `+strconv.FormatUint(count, 10)+"}")
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}

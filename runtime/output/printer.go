@@ -1,0 +1,451 @@
+package output
+
+import (
+	"fmt"
+	"io"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gotrace/gotrace/lang/types"
+)
+
+// Format is the output format (-f).
+type Format uint8
+
+const (
+	Text Format = iota
+	JSON
+)
+
+// ParseFormat parses the -f flag's argument.
+func ParseFormat(s string) (Format, error) {
+	switch s {
+	case "text":
+		return Text, nil
+	case "json":
+		return JSON, nil
+	}
+	return Text, fmt.Errorf("invalid output format %q: valid formats are text and json", s)
+}
+
+// Frame is one resolved stack frame.
+type Frame struct {
+	Addr   uint64
+	Sym    string // symbol name; "" when the address resolves to nothing
+	Offset uint64 // Addr - symbol start
+	Module string // user stacks: path of the mapped object; "" when unknown
+}
+
+// Symbolizer resolves what only the live system knows. The runtime
+// implements it (kallsyms, ELF symbols, stack maps, /etc/passwd, cgroupfs).
+type Symbolizer interface {
+	// KernelSym is ksym()'s text: the symbol's name, or the address as
+	// bpftrace prints an unknown one ("0x..." ; "0" for 0).
+	KernelSym(addr uint64) string
+	// UserSym is usym()'s text for addr in process pid.
+	UserSym(pid int, addr uint64) string
+	// Stack returns the frames of stack id, innermost first, read from the
+	// stack map info names (info.MapName(): one per kernel/user and limit)
+	// and, for user stacks, resolved in process pid.
+	Stack(info types.StackInfo, id int64, pid int) ([]Frame, error)
+	// Username is the name of uid (bpftrace prints the number when unknown).
+	Username(uid uint64) string
+	// CgroupPath is cgroup_path()'s text for the cgroup id.
+	CgroupPath(id uint64) string
+}
+
+// cgroupFilterer is a Symbolizer that can also restrict cgroup_path()'s
+// hierarchies to those matching a wildcard filter.
+type cgroupFilterer interface {
+	CgroupPathFilter(id uint64, filter string) string
+}
+
+// UnknownAddr is how bpftrace prints an address it cannot resolve
+// (a void* through an ostream): "0" for 0, else 0x and lowercase hex.
+func UnknownAddr(addr uint64) string {
+	if addr == 0 {
+		return "0"
+	}
+	return "0x" + strconv.FormatUint(addr, 16)
+}
+
+// Printer writes events and maps in one format.
+type Printer struct {
+	w      io.Writer
+	format Format
+	syms   Symbolizer
+
+	// TimeFormats are the strftime formats by event id (Spec.Events[i].Format
+	// for EvTime events), used to print strftime() values.
+	TimeFormats map[int]string
+	// Boot is the wall-clock time of boot: strftime() values are nsecs since
+	// boot (bpf_ktime_get_boot_ns), printed as Boot + nsecs.
+	Boot time.Time
+	// Now gives time() its clock; time.Now when nil.
+	Now func() time.Time
+	// Loc is the time zone of time() and strftime(); time.Local when nil.
+	Loc *time.Location
+	// ProbeNames are the full attach-point names by probe id, for the
+	// probe builtin.
+	ProbeNames []string
+}
+
+// New returns a Printer writing to w.
+func New(w io.Writer, format Format, syms Symbolizer) *Printer {
+	return &Printer{w: w, format: format, syms: syms, TimeFormats: map[int]string{}}
+}
+
+// Format is the printer's output format.
+func (p *Printer) Format() Format { return p.format }
+
+func (p *Printer) write(s string) error {
+	if _, err := io.WriteString(p.w, s); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
+}
+
+// message writes a text message as is, or as a JSON {"type", "data"} line.
+func (p *Printer) message(typ, msg string) error {
+	if p.format == JSON {
+		return p.write(`{"type": "` + typ + `", "data": "` + jsonEscape(msg) + "\"}\n")
+	}
+	return p.write(msg)
+}
+
+// AttachedProbes prints "Attaching N probes...".
+func (p *Printer) AttachedProbes(n int) error {
+	if p.format == JSON {
+		return p.write(fmt.Sprintf(`{"type": "attached_probes", "data": {"probes": %d}}`+"\n", n))
+	}
+	if n == 1 {
+		return p.write("Attaching 1 probe...\n")
+	}
+	return p.write(fmt.Sprintf("Attaching %d probes...\n", n))
+}
+
+// LostEvents reports n events the kernel dropped.
+func (p *Printer) LostEvents(n uint64) error {
+	if p.format == JSON {
+		return p.write(fmt.Sprintf(`{"type": "lost_events", "data": {"events": %d}}`+"\n", n))
+	}
+	return p.write(fmt.Sprintf("Lost %d events\n", n))
+}
+
+// Printf prints a printf() event: format applied to args.
+func (p *Printer) Printf(format string, args []Value) error {
+	if len(args) == 0 {
+		// bpftrace 0.17 prints a format without arguments as it is,
+		// "%%" included.
+		return p.message("printf", format)
+	}
+	var sb strings.Builder
+	if err := p.sprintf(&sb, format, args); err != nil {
+		return err
+	}
+	return p.message("printf", sb.String())
+}
+
+// System prints the output of a system() command.
+func (p *Printer) System(out string) error { return p.message("syscall", out) }
+
+// Cat prints the contents of a file read by cat().
+func (p *Printer) Cat(contents string) error { return p.message("cat", contents) }
+
+// Join prints join(): the arguments joined with sep, then a newline in text.
+func (p *Printer) Join(args []string, sep string) error {
+	s := strings.Join(args, sep)
+	if p.format == JSON {
+		return p.message("join", s)
+	}
+	return p.write(s + "\n")
+}
+
+// DefaultTimeFormat is time()'s format when the script gives none.
+const DefaultTimeFormat = "%H:%M:%S\n"
+
+// Time prints time(format) for the current wall-clock time.
+func (p *Printer) Time(format string) error {
+	if format == "" {
+		format = DefaultTimeFormat
+	}
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
+	return p.message("time", Strftime(format, now().In(p.loc())))
+}
+
+func (p *Printer) loc() *time.Location {
+	if p.Loc != nil {
+		return p.Loc
+	}
+	return time.Local
+}
+
+// Value prints print(expr): the value and a newline, or a JSON "value" line.
+func (p *Printer) Value(v Value) error {
+	if p.format == JSON {
+		return p.write(`{"type": "value", "data": ` + p.JSONText(v) + "}\n")
+	}
+	return p.write(p.Text(v) + "\n")
+}
+
+// Text is v as bpftrace prints it in text output (print(), map values).
+func (p *Printer) Text(v Value) string { return p.text(v, 8) }
+
+// text formats v; indent is the indentation of stack frames (8 in values,
+// 4 in map keys, as bpftrace).
+func (p *Printer) text(v Value, indent int) string {
+	switch v.Kind() {
+	case types.Int, types.Bool, types.Enum, types.Pointer, types.Ctx:
+		// bpftrace 0.17 prints enums as numbers, bools as 1/0 and pointers
+		// stored in maps as decimal integers.
+		if v.Signed() {
+			return strconv.FormatInt(v.Int(), 10)
+		}
+		return strconv.FormatUint(v.Bits, 10)
+	case types.Kaddr:
+		return strconv.FormatUint(v.Bits, 10)
+	case types.Probe:
+		if v.Bits < uint64(len(p.ProbeNames)) {
+			return p.ProbeNames[v.Bits]
+		}
+		return ""
+	case types.String:
+		return string(v.Bytes)
+	case types.Buffer:
+		return bufText(v.Bytes)
+	case types.Ksym:
+		if p.syms == nil {
+			return UnknownAddr(v.Bits)
+		}
+		return p.syms.KernelSym(v.Bits)
+	case types.Usym:
+		if p.syms == nil {
+			return UnknownAddr(v.Bits)
+		}
+		return p.syms.UserSym(int(v.Aux), v.Bits)
+	case types.Username:
+		if p.syms == nil {
+			return strconv.FormatUint(v.Bits, 10)
+		}
+		return p.syms.Username(v.Bits)
+	case types.CgroupPath:
+		if p.syms == nil {
+			return ""
+		}
+		// cgroup_path(id, filter) keeps its filter in the type's Name.
+		if f, ok := p.syms.(cgroupFilterer); ok && v.Type.Name != "" {
+			return f.CgroupPathFilter(v.Bits, v.Type.Name)
+		}
+		return p.syms.CgroupPath(v.Bits)
+	case types.Strerror:
+		return Strerror(v.Int())
+	case types.Inet:
+		return inetText(v.Bits, v.Bytes)
+	case types.MacAddr:
+		return macText(v.Bytes)
+	case types.Timestamp:
+		return p.timestampText(v)
+	case types.Stack:
+		return p.stackText(v, indent)
+	case types.Tuple:
+		parts := make([]string, len(v.Elems))
+		for i, e := range v.Elems {
+			parts[i] = p.text(e, indent)
+		}
+		return "(" + strings.Join(parts, ", ") + ")"
+	case types.Array:
+		parts := make([]string, len(v.Elems))
+		for i, e := range v.Elems {
+			parts[i] = p.text(e, indent)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case types.Record:
+		parts := make([]string, len(v.Elems))
+		for i, e := range v.Elems {
+			parts[i] = "." + v.Names[i] + " = " + p.text(e, indent)
+		}
+		return "{ " + strings.Join(parts, ", ") + " }"
+	}
+	return ""
+}
+
+// JSONText is v as a JSON value in bpftrace's -f json output.
+func (p *Printer) JSONText(v Value) string {
+	switch v.Kind() {
+	case types.Tuple:
+		parts := make([]string, len(v.Elems))
+		for i, e := range v.Elems {
+			parts[i] = p.JSONText(e)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case types.Array:
+		parts := make([]string, len(v.Elems))
+		for i, e := range v.Elems {
+			parts[i] = p.JSONText(e)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case types.Record:
+		parts := make([]string, len(v.Elems))
+		for i, e := range v.Elems {
+			parts[i] = `"` + v.Names[i] + `": ` + p.JSONText(e)
+		}
+		return "{ " + strings.Join(parts, ", ") + " }"
+	}
+	s := p.text(v, 8)
+	if jsonQuoted(v.Kind()) {
+		return `"` + jsonEscape(s) + `"`
+	}
+	return s
+}
+
+// jsonQuoted lists the kinds bpftrace 0.17 quotes in JSON; the others (even
+// strerror, cgroup_path and strftime, whose text is not a number) it
+// writes bare.
+func jsonQuoted(k types.Kind) bool {
+	switch k {
+	case types.String, types.Buffer, types.Ksym, types.Usym, types.Inet,
+		types.Username, types.Stack, types.Probe:
+		return true
+	}
+	return false
+}
+
+// jsonEscape escapes s as bpftrace 0.17 does: quotes, backslashes, \n \r \t,
+// other control bytes as \u00XX — and, because it tests a signed char, bytes
+// >= 0x80 as \u followed by the byte sign-extended to 32 bits (\uffffffff).
+func jsonEscape(s string) string {
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '"':
+			sb.WriteString(`\"`)
+		case '\\':
+			sb.WriteString(`\\`)
+		case '\n':
+			sb.WriteString(`\n`)
+		case '\r':
+			sb.WriteString(`\r`)
+		case '\t':
+			sb.WriteString(`\t`)
+		default:
+			if c <= 0x1f || c >= 0x80 {
+				fmt.Fprintf(&sb, `\u%04x`, uint32(int32(int8(c))))
+			} else {
+				sb.WriteByte(c)
+			}
+		}
+	}
+	return sb.String()
+}
+
+// bufText prints buf() data: printable ASCII as is, other bytes as \xNN.
+func bufText(b []byte) string {
+	var sb strings.Builder
+	for _, c := range b {
+		if c >= 0x20 && c <= 0x7e {
+			sb.WriteByte(c)
+		} else {
+			fmt.Fprintf(&sb, `\x%02x`, c)
+		}
+	}
+	return sb.String()
+}
+
+// Address families of ntop() values.
+const (
+	afInet  = 2
+	afInet6 = 10
+)
+
+func inetText(family uint64, addr []byte) string {
+	switch family {
+	case afInet:
+		if len(addr) >= 4 {
+			return netip.AddrFrom4([4]byte(addr[:4])).String()
+		}
+	case afInet6:
+		if len(addr) >= 16 {
+			return netip.AddrFrom16([16]byte(addr[:16])).String()
+		}
+	}
+	return ""
+}
+
+func macText(b []byte) string {
+	parts := make([]string, len(b))
+	for i, c := range b {
+		parts[i] = fmt.Sprintf("%02X", c)
+	}
+	return strings.Join(parts, ":")
+}
+
+// Strerror is strerror(errno) as glibc words it.
+func Strerror(errno int64) string {
+	if s, ok := glibcErrors[errno]; ok {
+		return s
+	}
+	return fmt.Sprintf("Unknown error %d", errno)
+}
+
+func (p *Printer) timestampText(v Value) string {
+	format, ok := p.TimeFormats[int(v.Bits)]
+	if !ok {
+		return ""
+	}
+	t := p.Boot.Add(time.Duration(v.Aux)).In(p.loc())
+	return Strftime(format, t)
+}
+
+// stackText prints a kstack/ustack as bpftrace: a newline, then one line
+// per frame (indent spaces and sym+off in bpftrace mode; a tab, the hex
+// address, sym+off and, for user stacks, the module in perf mode; the hex
+// address in raw mode). Unreadable stacks print as nothing.
+func (p *Printer) stackText(v Value, indent int) string {
+	info := v.Type.Stack
+	id := v.Int()
+	if p.syms == nil || id < 0 {
+		return ""
+	}
+	frames, err := p.syms.Stack(info, id, int(v.Aux))
+	if err != nil {
+		return ""
+	}
+	if info.Limit > 0 && len(frames) > info.Limit {
+		frames = frames[:info.Limit]
+	}
+	var sb strings.Builder
+	sb.WriteByte('\n')
+	pad := strings.Repeat(" ", indent)
+	for _, f := range frames {
+		if f.Addr == 0 {
+			break
+		}
+		sym := UnknownAddr(f.Addr)
+		if f.Sym != "" {
+			sym = f.Sym + "+" + strconv.FormatUint(f.Offset, 10)
+		}
+		switch info.Mode {
+		case types.StackPerf:
+			sb.WriteString("\t" + strconv.FormatUint(f.Addr, 16) + " " + sym)
+			if info.User {
+				mod := f.Module
+				if mod == "" {
+					mod = "[unknown]"
+				}
+				sb.WriteString(" (" + mod + ")")
+			}
+			sb.WriteByte('\n')
+		case types.StackRaw:
+			sb.WriteString(strconv.FormatUint(f.Addr, 16) + "\n")
+		default:
+			sb.WriteString(pad + sym + "\n")
+		}
+	}
+	return sb.String()
+}

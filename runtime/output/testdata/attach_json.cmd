@@ -1,0 +1,1 @@
+-f json -e BEGIN { exit(); } END { }

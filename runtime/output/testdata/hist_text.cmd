@@ -1,0 +1,1 @@
+-q -e BEGIN { @=hist(-1); @=hist(2); @=hist(3); @=hist(7); @=hist(20); exit(); }

@@ -1,0 +1,1 @@
+-q -f json -e BEGIN { @hist = hist(2); @h2=hist(2000); @l = lhist(5,0,100,10); @s=stats(3); @a=avg(5); @c=count(); @m["a",1]=2; @m["b",2]=1; @t=(1,"x"); @mm=min(3); @sm = sum(-5); exit(); }

@@ -1,0 +1,1 @@
+-q -f json -e BEGIN { printf("test \r \n \t \\ \" bar"); printf("a\x01b\xffc\x7f"); exit(); }

@@ -1,0 +1,1 @@
+-q -f json -e BEGIN { @c[1]=10; @c[2]=25; @c[3]=7; print(@c, 2, 3); @a[1]=avg(10); @a[2]=avg(20); print(@a, 1, 2); @s[1]=stats(10); @s[2]=stats(20); print(@s, 1, 2); @h[1]=hist(3); @h[1]=hist(3); @h[2]=hist(100); print(@h, 1, 2); clear(@c); clear(@a); clear(@s); clear(@h); exit(); }

@@ -1,0 +1,1 @@
+-q -e BEGIN { print((1,"ab")); print("str"); print(5); print(-5); print((int8)-1); print(ntop(2, 0x0100007f)); print(pton("1:2::ff")); print(ntop(pton("1:2::ff"))); print(strerror(2)); print(buf("ab\x00\xff", 4)); exit(); }

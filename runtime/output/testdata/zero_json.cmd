@@ -1,0 +1,1 @@
+-q -f json -e BEGIN { @hist = hist(2); @c[1] = count(); zero(@hist); zero(@c); exit(); }

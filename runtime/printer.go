@@ -1,0 +1,317 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gotrace/gotrace/compiler"
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/types"
+	"github.com/gotrace/gotrace/runtime/output"
+)
+
+// TextPrinter is the runtime's Printer over runtime/output: it decodes each
+// record's payload with the event's layout and prints it as bpftrace does.
+type TextPrinter struct {
+	P      *output.Printer
+	Out    *Output
+	Spec   *compiler.Spec
+	Unsafe bool
+	// CatMax bounds the bytes cat() prints (BPFTRACE_CAT_BYTES_MAX, 10k).
+	CatMax int
+	sym    symTracker // symbols.go
+	// fast holds the compiled printf formats by event ID (fastprintf.go);
+	// buf is the reused line buffer.
+	fast []*fastFormat
+	buf  []byte
+}
+
+// NewTextPrinter prints events of spec to out in format f.
+func NewTextPrinter(out *Output, f output.Format, syms output.Symbolizer, spec *compiler.Spec) *TextPrinter {
+	p := output.New(out, f, syms)
+	p.ProbeNames = spec.Probes
+	p.Boot = bootTime()
+	for _, ev := range spec.Events {
+		if ev.Kind == compiler.EvTime {
+			p.TimeFormats[ev.ID] = ev.Format
+		}
+	}
+	t := &TextPrinter{P: p, Out: out, Spec: spec, CatMax: 10 << 10, sym: symTracker{syms: syms}}
+	if f == output.Text {
+		t.fast = make([]*fastFormat, len(spec.Events))
+		for i, ev := range spec.Events {
+			if ev.ID == i {
+				t.fast[i] = compileFast(ev)
+			}
+		}
+	}
+	return t
+}
+
+func (t *TextPrinter) decodeArgs(ev *compiler.Event, payload []byte) ([]output.Value, error) {
+	t.syncProbeNames() // probenames.go
+	if ev.Args == nil || len(ev.Args.Fields) == 0 {
+		return nil, nil
+	}
+	v, err := output.Decode(ev.Args, payload)
+	if err != nil {
+		return nil, fmt.Errorf("event %d: %w", ev.ID, err)
+	}
+	return v.Elems, nil
+}
+
+// Event implements Printer.
+func (t *TextPrinter) Event(ev *compiler.Event, payload []byte) error {
+	if ev.ID >= 0 && ev.ID < len(t.fast) && t.fast[ev.ID] != nil {
+		if b, ok := t.fast[ev.ID].appendTo(t.buf[:0], payload); ok {
+			t.buf = b
+			if _, err := t.Out.Write(b); err != nil {
+				return fmt.Errorf("write output: %w", err)
+			}
+			return nil
+		}
+	}
+	args, err := t.decodeArgs(ev, payload)
+	if err != nil {
+		return err
+	}
+	t.sym.event(ev, args)
+	switch ev.Kind {
+	case compiler.EvPrintf:
+		return t.P.Printf(ev.Format, args)
+	case compiler.EvTime:
+		return t.P.Time(ev.Format)
+	case compiler.EvHelperError:
+		return t.helperError(ev, payload)
+	case compiler.EvPrintNonMap:
+		if len(args) == 0 {
+			return fmt.Errorf("print: event %d has no value", ev.ID)
+		}
+		return t.P.Value(args[0])
+	case compiler.EvCat:
+		path, err := t.sprintf(ev.Format, args)
+		if err != nil {
+			return err
+		}
+		b, rerr := os.ReadFile(path)
+		if rerr != nil {
+			// bpftrace reports and goes on.
+			fmt.Fprintf(os.Stderr, "ERROR: failed to open file '%s': %s\n", path, strerror(unwrapPathErr(rerr)))
+			return nil
+		}
+		if len(b) > t.CatMax {
+			b = b[:t.CatMax]
+		}
+		return t.P.Cat(string(b))
+	case compiler.EvSystem:
+		if !t.Unsafe {
+			return fmt.Errorf("system() needs --unsafe")
+		}
+		cmd, err := t.sprintf(ev.Format, args)
+		if err != nil {
+			return err
+		}
+		if err := t.Out.Flush(); err != nil {
+			return err
+		}
+		out, _ := exec.Command("/bin/sh", "-c", cmd).Output()
+		return t.P.System(string(out))
+	case compiler.EvJoin:
+		return t.join(ev, payload)
+	}
+	return fmt.Errorf("event %d: unexpected kind %d", ev.ID, ev.Kind)
+}
+
+// join prints join(arr[, sep]): the payload is the array of argv strings;
+// an empty string ends it.
+func (t *TextPrinter) join(ev *compiler.Event, payload []byte) error {
+	args, err := t.decodeArgs(ev, payload)
+	if err != nil {
+		return err
+	}
+	var parts []string
+list:
+	for _, a := range args {
+		for _, e := range flattenStrings(a) {
+			if e == "" {
+				break list // the first empty string ends the whole list
+			}
+			parts = append(parts, e)
+		}
+	}
+	sep := ev.Format
+	if sep == "" {
+		sep = " "
+	}
+	return t.P.Join(parts, sep)
+}
+
+func flattenStrings(v output.Value) []string {
+	if len(v.Elems) > 0 {
+		var out []string
+		for _, e := range v.Elems {
+			out = append(out, flattenStrings(e)...)
+		}
+		return out
+	}
+	return []string{strings.TrimRight(string(v.Bytes), "\x00")}
+}
+
+func (t *TextPrinter) sprintf(format string, args []output.Value) (string, error) {
+	var b strings.Builder
+	if err := output.Printf(&b, format, args); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func unwrapPathErr(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+func (t *TextPrinter) mapData(m *MapData) output.MapData {
+	t.syncProbeNames() // probenames.go
+	md := output.MapData{Info: m.Spec.User}
+	for _, e := range m.Entries {
+		md.Entries = append(md.Entries, output.Entry{Key: e.Key, Value: e.Value, PerCPU: e.PerCPU})
+	}
+	if len(md.Entries) == 0 && keylessCount(m.Spec) {
+		// bpftrace 0.17 prints a keyless count() map that has no value
+		// (never counted, or deleted) as 0.
+		md.Entries = []output.Entry{{Key: make([]byte, m.Spec.KeySize), Value: make([]byte, m.Spec.ValueSize)}}
+	}
+	return md
+}
+
+// helperError prints a -k warning as bpftrace: the place in the script,
+// the helper and its error ("0" for a lookup that found nothing).
+func (t *TextPrinter) helperError(ev *compiler.Event, payload []byte) error {
+	var ret int64
+	if len(payload) >= 8 {
+		ret = int64(binary.LittleEndian.Uint64(payload))
+	}
+	what := "0"
+	if ret != 0 {
+		what = fmt.Sprintf("%s (%d)", output.Strerror(-ret), ret)
+	}
+	d := &lang.Diagnostics{Src: t.Spec.Source}
+	msg := d.Format(lang.Diagnostic{Severity: lang.Warning, Span: ev.Pos, Msg: "Failed to " + ev.Format + ": " + what})
+	_, err := fmt.Fprintln(t.Out, msg)
+	return err
+}
+
+// bootTime is the wall-clock time of boot: strftime() prints its nsecs
+// argument as an offset from it, as bpftrace 0.17 does (realtime minus
+// CLOCK_BOOTTIME, read back to back).
+func bootTime() time.Time {
+	var real, boot unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_REALTIME, &real) != nil || unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot) != nil {
+		return time.Time{}
+	}
+	return time.Unix(real.Sec, real.Nsec).Add(-time.Duration(boot.Nano()))
+}
+
+// keylessCount reports whether m implements a count() map without keys.
+func keylessCount(m *compiler.MapSpec) bool {
+	u := m.User
+	return u != nil && u.Value != nil && u.Value.Kind == types.Count && u.Key == nil && len(u.KeyParts) == 0
+}
+
+// PrintMap implements Printer: print(@m[, top[, div]]). The payload holds
+// top and div as little-endian u64s when the script gave them.
+func (t *TextPrinter) PrintMap(ev *compiler.Event, payload []byte, m *MapData) error {
+	t.sym.mapData(m, false)
+	md := t.mapData(m)
+	if len(payload) >= 8 {
+		md.Top = int(int64(binary.LittleEndian.Uint64(payload)))
+	}
+	if len(payload) >= 16 {
+		md.Div = int(int64(binary.LittleEndian.Uint64(payload[8:])))
+	}
+	return t.P.Map(md)
+}
+
+// Maps implements Printer: every user map at exit.
+func (t *TextPrinter) Maps(maps []*MapData) error {
+	// Kernel stacks are resolved in one pass over kallsyms, without
+	// building its index (sym.PrepareKernelStacks); a failure leaves it
+	// to the index.
+	if p, ok := t.sym.syms.(interface{ PrepareKernelStacks() error }); ok {
+		_ = p.PrepareKernelStacks()
+	}
+	var all []output.MapData
+	for _, m := range maps {
+		if m.Spec.User == nil {
+			continue
+		}
+		t.sym.mapData(m, true)
+		all = append(all, t.mapData(m))
+	}
+	return t.P.ExitMaps(all)
+}
+
+// Flush implements Printer.
+func (t *TextPrinter) Flush() error { return t.Out.Flush() }
+
+// LostEvents prints "Lost N events" (or its JSON form).
+func (t *TextPrinter) LostEvents(n uint64) error { return t.P.LostEvents(n) }
+
+// Drained is called when the ring buffer has no more records for now.
+func (t *TextPrinter) Drained() error { return t.Out.Drained() }
+
+// AttachedProbes prints "Attaching N probes..." (or its JSON form) and
+// flushes it, so that a reader sees it before the first event.
+func (t *TextPrinter) AttachedProbes(n int) error {
+	if err := t.P.AttachedProbes(n); err != nil {
+		return err
+	}
+	return t.Out.Flush()
+}
+
+// writeStart stores the tracer's start time in the `start` map (see
+// compiler/ABI.md), which `elapsed` subtracts from bpf_ktime_get_ns.
+func (l *Loaded) writeStart() error {
+	m, ok := l.Maps[compiler.MapStart]
+	if !ok {
+		return nil
+	}
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return fmt.Errorf("read the monotonic clock: %w", err)
+	}
+	if err := m.Put(uint32(0), uint64(ts.Nano())); err != nil {
+		return fmt.Errorf("write the start time: %w", err)
+	}
+	return nil
+}
+
+// writeCpid stores the -c command's pid in the `cpid` map (see
+// compiler/ABI.md), which the cpid builtin reads.
+func (l *Loaded) writeCpid(pid int) error {
+	m, ok := l.Maps[compiler.MapCpid]
+	if !ok {
+		return nil
+	}
+	if err := m.Put(uint32(0), uint64(pid)); err != nil {
+		return fmt.Errorf("write the child's pid: %w", err)
+	}
+	return nil
+}
+
+// strerror spells err as C's strerror does ("No such file or directory").
+func strerror(err error) string {
+	s := err.Error()
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,76 @@
+package runtime
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/gotrace/gotrace/lang"
+)
+
+// profileProvider: profile:hz:N / profile:s|ms|us:N, a cpu-clock sampling
+// event on every online CPU.
+type profileProvider struct{}
+
+func init() { register("profile", profileProvider{}) }
+
+func (profileProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
+	period, freq, err := timeUnit(ap.Unit, ap.Freq)
+	if err != nil {
+		return nil, err
+	}
+	cpus, err := onlineCPUs()
+	if err != nil {
+		return nil, err
+	}
+	unit := ap.Unit
+	if unit == "" {
+		unit = "hz"
+	}
+	return []*Probe{{
+		Name: fmt.Sprintf("profile:%s:%d", unit, ap.Freq), PerfType: unix.PERF_TYPE_SOFTWARE,
+		PerfConfig: unix.PERF_COUNT_SW_CPU_CLOCK, Period: period, Freq: freq, CPUs: cpus,
+	}}, nil
+}
+
+func (profileProvider) Attach(prog *ebpf.Program, probes []*Probe, env *Env) ([]io.Closer, error) {
+	return perfProvider{}.Attach(prog, probes, env)
+}
+
+// intervalProvider: interval:s|ms|us|hz:N, a cpu-clock event on one CPU, so
+// the program runs once per interval system-wide.
+type intervalProvider struct{}
+
+func init() { register("interval", intervalProvider{}) }
+
+func (intervalProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
+	period, freq, err := timeUnit(ap.Unit, ap.Freq)
+	if err != nil {
+		return nil, err
+	}
+	if freq > 0 {
+		// A fixed period, not the kernel's adaptive frequency mode.
+		period, freq = 1_000_000_000/freq, 0
+		if period == 0 {
+			period = 1
+		}
+	}
+	cpus, err := onlineCPUs()
+	if err != nil {
+		return nil, err
+	}
+	unit := ap.Unit
+	if unit == "" {
+		unit = "hz"
+	}
+	return []*Probe{{
+		Name: fmt.Sprintf("interval:%s:%d", unit, ap.Freq), PerfType: unix.PERF_TYPE_SOFTWARE,
+		PerfConfig: unix.PERF_COUNT_SW_CPU_CLOCK, Period: period, CPUs: cpus[:1],
+	}}, nil
+}
+
+func (intervalProvider) Attach(prog *ebpf.Program, probes []*Probe, env *Env) ([]io.Closer, error) {
+	return perfProvider{}.Attach(prog, probes, env)
+}

@@ -1,0 +1,410 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/gotrace/gotrace/compiler"
+	"github.com/gotrace/gotrace/lang"
+)
+
+// Probe is one concrete attach target, after wildcard expansion.
+type Probe struct {
+	AP      *lang.AttachPoint
+	Program *compiler.Program
+	// Name is the canonical full name ("tracepoint:syscalls:sys_enter_read").
+	Name string
+	// Resolved parts, by provider: tracepoint Target=category Func=event;
+	// uprobe Target=absolute path Func=symbol Addr/Offset; perf events
+	// Config/Period/Freq.
+	Target string
+	Func   string
+	Addr   uint64
+	Offset uint64
+	// Perf events.
+	PerfType   uint32
+	PerfConfig uint64
+	Period     uint64
+	Freq       uint64
+	CPUs       []int
+	// Note explains where Addr came from when that is not the symbol's
+	// own address (an IFUNC's resolved implementation), for attach errors.
+	Note string
+	// RefCtr is a USDT semaphore's file offset (uprobe ref_ctr_offset).
+	RefCtr uint64
+	// Multi: the program was loaded for a multi-attach link (uprobe_multi).
+	Multi bool
+	// Cookie is the attach cookie, for a program that reads `probe` from
+	// it: the index of Name in the probe table (probenames.go).
+	Cookie uint64
+}
+
+// Env is what providers know about the run.
+type Env struct {
+	PID int // -p or the -c child; limits uprobes
+	// Progress, when set, receives attach/detach progress for more than
+	// 100 probes if it is a terminal or Verbose is set.
+	Progress io.Writer
+	Verbose  bool
+	// Warn receives warnings (e.g. functions skipped as unsafe); nil
+	// drops them.
+	Warn func(msg string)
+}
+
+func (e *Env) warnf(format string, args ...any) {
+	if e != nil && e.Warn != nil {
+		e.Warn(fmt.Sprintf(format, args...))
+	}
+}
+
+// provider is one probe type: it expands attach points against the live
+// system and attaches programs to the expansions.
+type provider interface {
+	// Expand resolves ap into concrete probes, or fails naming ap and the
+	// reason (unknown target, kernel lacks the probe type ...). It must not
+	// attach anything.
+	Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
+	// Attach attaches prog to probes (all from one attach point). It
+	// returns everything it attached, also on error, so the caller can
+	// release it.
+	Attach(prog *ebpf.Program, probes []*Probe, env *Env) ([]io.Closer, error)
+}
+
+var providers = map[string]provider{}
+
+func register(name string, p provider) { providers[name] = p }
+
+func providerFor(ap *lang.AttachPoint) (provider, error) {
+	p, ok := providers[ap.Provider]
+	if !ok {
+		return nil, fmt.Errorf("%s: probe type %q is not supported", apName(ap), ap.Provider)
+	}
+	return p, nil
+}
+
+// apName is an attach point as the user wrote it.
+func apName(ap *lang.AttachPoint) string {
+	if ap.Raw != "" {
+		return ap.Raw
+	}
+	return ap.Provider
+}
+
+// ProbeError is an attach point that cannot be expanded or attached. It
+// prints with the script place when the attach point has one.
+type ProbeError struct {
+	Src *lang.Source
+	AP  *lang.AttachPoint
+	Err error
+}
+
+func (e *ProbeError) Unwrap() error { return e.Err }
+
+func (e *ProbeError) Error() string {
+	var bare *bareError
+	if e.AP == nil || !e.AP.Span().Start.IsValid() || e.Src == nil || errors.As(e.Err, &bare) {
+		return "ERROR: " + e.Err.Error()
+	}
+	d := &lang.Diagnostics{Src: e.Src}
+	d.Errorf(e.AP.Span(), "%s", e.Err.Error())
+	return d.Error()
+}
+
+// plan is the expanded set of probes of a Spec.
+type plan struct {
+	begin, end []*compiler.Program
+	groups     []probeGroup
+	total      int // probes counted as bpftrace counts them (BEGIN/END included)
+}
+
+type probeGroup struct {
+	prov   provider
+	ap     *lang.AttachPoint
+	prog   *compiler.Program
+	probes []*Probe
+}
+
+// Expand resolves every attach point of the loaded programs. maxProbes
+// (<= 0: the default) is checked here, before anything is attached.
+func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
+	if env == nil {
+		env = &Env{}
+	}
+	pl := &plan{}
+	rawGroup := map[string]int{} // lowered syscalls program → its group
+	for _, p := range l.Spec.Programs {
+		for _, ap := range p.Attach {
+			switch ap.Provider {
+			case "BEGIN":
+				pl.begin = append(pl.begin, p)
+				pl.total++
+				continue
+			case "END":
+				pl.end = append(pl.end, p)
+				pl.total++
+				continue
+			}
+			prov, err := providerFor(ap)
+			if err != nil {
+				return nil, &ProbeError{Src: l.Spec.Source, AP: ap, Err: err}
+			}
+			if p.RawSyscall != "" {
+				prov = rawSyscallProvider{}
+			}
+			probes, err := prov.Expand(ap, env)
+			if err != nil {
+				return nil, &ProbeError{Src: l.Spec.Source, AP: ap, Err: err}
+			}
+			if p.AttachTo != "" {
+				// A BTF-attached program serves one function: keep that one.
+				kept := probes[:0]
+				for _, pr := range probes {
+					if pr.Func == p.AttachTo {
+						kept = append(kept, pr)
+					}
+				}
+				if len(kept) == 0 {
+					return nil, &ProbeError{Src: l.Spec.Source, AP: ap, Err: fmt.Errorf("%s does not match the program's target %s", apName(ap), p.AttachTo)}
+				}
+				probes = kept
+			}
+			for _, pr := range probes {
+				pr.AP, pr.Program, pr.Multi = ap, p, l.multi[p.Name]
+			}
+			pl.total += len(probes)
+			if p.RawSyscall != "" {
+				// One link serves all of the program's tracepoints: one group.
+				if i, ok := rawGroup[p.Name]; ok {
+					pl.groups[i].probes = append(pl.groups[i].probes, probes...)
+					continue
+				}
+				rawGroup[p.Name] = len(pl.groups)
+			}
+			pl.groups = append(pl.groups, probeGroup{prov: prov, ap: ap, prog: p, probes: probes})
+		}
+	}
+	l.nameProbes(pl)
+	limit := maxProbesLimit(maxProbes)
+	if pl.total > limit {
+		return nil, fmt.Errorf("ERROR: Can't attach to %d probes because it exceeds the current limit of %d probes.\n"+
+			"You can increase the limit through the GOTRACE_MAX_PROBES (or BPFTRACE_MAX_PROBES) environment variable, but BE CAREFUL since a high number of probes attached can cause your system to crash.",
+			pl.total, limit)
+	}
+	return pl, nil
+}
+
+func maxProbesLimit(n int) int {
+	if n > 0 {
+		return n
+	}
+	if v, ok := envInt("MAX_PROBES"); ok && v > 0 {
+		return v
+	}
+	return 512
+}
+
+// ProbeNames lists the expanded probes, for -v and tests.
+func (pl *plan) ProbeNames() []string {
+	var out []string
+	for _, g := range pl.groups {
+		for _, p := range g.probes {
+			out = append(out, p.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// attachment is what Attach created.
+type attachment struct {
+	closers []io.Closer
+	plan    *plan
+	// lateFDs are the perf-event and BPF-link descriptors that
+	// lateClosers (stop-switched attachments made by cilium) hold; the
+	// reaper takes duplicates of them (detach.go).
+	lateFDs []int
+}
+
+// Attach attaches every probe of the plan, all or nothing: if one fails,
+// everything attached so far is detached and the error names the probe.
+func (l *Loaded) Attach(pl *plan, env *Env) error {
+	if l.att != nil {
+		return errors.New("attach: already attached")
+	}
+	if env == nil {
+		env = &Env{}
+	}
+	att := &attachment{plan: pl}
+	pr := newProgress(env.Progress, env.Verbose, "Attaching", pl.total)
+	defer pr.end()
+	for _, g := range attachOrder(pl.groups) {
+		prog := l.Programs[g.prog.Name]
+		if prog == nil {
+			att.detach()
+			return fmt.Errorf("attach %s: program %s was not loaded", apName(g.ap), g.prog.Name)
+		}
+		var before map[int]bool
+		late := l.stopSwitch[g.prog.Name] && g.prov != provider(tracepointProvider{})
+		if late {
+			before = probeFDs()
+		}
+		cl, err := attachChunked(g.prov, prog, g.probes, env, pr)
+		if l.stopSwitch[g.prog.Name] {
+			for i, c := range cl {
+				if fc, ok := c.(*fdCloser); ok {
+					fc.stoppable = true
+				} else if late {
+					cl[i] = &lateCloser{c}
+				}
+			}
+		}
+		if late {
+			for fd := range probeFDs() {
+				if !before[fd] {
+					att.lateFDs = append(att.lateFDs, fd)
+				}
+			}
+		}
+		att.closers = append(att.closers, cl...)
+		if err != nil {
+			att.detach()
+			return &ProbeError{Src: l.Spec.Source, AP: g.ap, Err: err}
+		}
+	}
+	l.att = att
+	l.progressEnv = env
+	return nil
+}
+
+// attachReverse are the probe types whose kernel hooks run the handler
+// attached last first (uprobe consumers and perf-event programs are
+// prepended). bpftrace 0.17 attaches them in reverse script order so that
+// clauses on one event run in script order; the others in script order.
+var attachReverse = map[string]bool{
+	"kprobe": true, "uprobe": true, "uretprobe": true, "usdt": true,
+	"software": true, "kfunc": true, "lsm": true,
+}
+
+// attachOrder is the order Attach attaches groups in, as bpftrace 0.17:
+// first the forward types in script order, then the reverse types in
+// reverse script order.
+func attachOrder(groups []probeGroup) []probeGroup {
+	out := make([]probeGroup, 0, len(groups))
+	for _, g := range groups {
+		if !attachReverse[g.ap.Provider] {
+			out = append(out, g)
+		}
+	}
+	for i := len(groups) - 1; i >= 0; i-- {
+		if attachReverse[groups[i].ap.Provider] {
+			out = append(out, groups[i])
+		}
+	}
+	return out
+}
+
+// attachChunked attaches a group in chunks of 50 probes so progress moves;
+// multi-link groups attach in one call.
+func attachChunked(prov provider, prog *ebpf.Program, probes []*Probe, env *Env, pr *progress) ([]io.Closer, error) {
+	if pr == nil || len(probes) == 0 || probes[0].Multi || probes[0].Program.RawSyscall != "" {
+		cl, err := prov.Attach(prog, probes, env)
+		pr.add(len(probes))
+		return cl, err
+	}
+	var out []io.Closer
+	for i := 0; i < len(probes); i += 50 {
+		cl, err := prov.Attach(prog, probes[i:min(i+50, len(probes))], env)
+		out = append(out, cl...)
+		if err != nil {
+			return out, err
+		}
+		pr.add(min(50, len(probes)-i))
+	}
+	return out, nil
+}
+
+// Detach releases every attachment (programs and maps stay loaded).
+func (l *Loaded) Detach() error {
+	if l.att == nil {
+		return nil
+	}
+	var pr *progress
+	if l.progressEnv != nil {
+		pr = newProgress(l.progressEnv.Progress, l.progressEnv.Verbose, "Detaching", len(l.att.closers))
+	}
+	err := l.att.detach(pr)
+	pr.end()
+	l.att = nil
+	return err
+}
+
+// detach closes every link and perf event in parallel: closing a
+// tracepoint link waits for two RCU grace periods (see detach.go), so a
+// serial detach of hundreds of probes takes tens of seconds.
+func (a *attachment) detach(pr ...*progress) error {
+	cl := a.closers
+	a.closers = nil
+	var p *progress
+	if len(pr) > 0 {
+		p = pr[0]
+	}
+	return parallel(len(cl), func(i int) error {
+		defer p.add(1)
+		return cl[i].Close()
+	})
+}
+
+// closerFunc adapts a function to io.Closer.
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+// glob reports whether name matches pattern with bpftrace's wildcards:
+// '*' any run, '?' one character, '{a,b}' alternatives.
+func glob(pattern, name string) bool {
+	if i := strings.IndexByte(pattern, '{'); i >= 0 {
+		if j := strings.IndexByte(pattern[i:], '}'); j > 0 {
+			pre, alts, post := pattern[:i], pattern[i+1:i+j], pattern[i+j+1:]
+			for _, a := range strings.Split(alts, ",") {
+				if glob(pre+a+post, name) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return globSimple(pattern, name)
+}
+
+func globSimple(p, s string) bool {
+	// Iterative matcher with backtracking on the last '*'.
+	pi, si, star, mark := 0, 0, -1, 0
+	for si < len(s) {
+		switch {
+		case pi < len(p) && (p[pi] == '?' || p[pi] == s[si]):
+			pi++
+			si++
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, si
+			pi++
+		case star >= 0:
+			pi = star + 1
+			mark++
+			si = mark
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
+}
+
+// hasWildcard reports whether s uses glob syntax.
+func hasWildcard(s string) bool { return strings.ContainsAny(s, "*?{") }

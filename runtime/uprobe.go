@@ -1,0 +1,387 @@
+package runtime
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/features"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/gotrace/gotrace/lang"
+)
+
+// uprobeProvider attaches uprobe:/uretprobe: PATH|LIB:SYMBOL[+OFF],
+// PATH:ADDR and wildcards over the binary's function symbols. Many probes
+// of one attach point go through one uprobe_multi link (one fd) when the
+// kernel has it; the program was loaded for it (see multiUprobe).
+type uprobeProvider struct{ ret bool }
+
+func init() {
+	register("uprobe", uprobeProvider{})
+	register("uretprobe", uprobeProvider{ret: true})
+}
+
+func (u uprobeProvider) kind() string {
+	if u.ret {
+		return "uretprobe"
+	}
+	return "uprobe"
+}
+
+// elfFunc is a function symbol of a binary.
+type elfFunc struct {
+	name string
+	addr uint64 // virtual address
+	size uint64
+	// ifunc: an STT_GNU_IFUNC, whose address is the resolver the dynamic
+	// linker runs once; a probe there would not fire on the calls.
+	ifunc bool
+}
+
+var elfCache, progCache sync.Map // path → []elfFunc, []elf.ProgHeader
+
+// elfFuncs lists the defined function symbols of path (symtab and dynsym),
+// one per name, sorted by name.
+func elfFuncs(path string) ([]elfFunc, error) {
+	if v, ok := elfCache.Load(path); ok {
+		return v.([]elfFunc), nil
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read ELF %s: %w", path, err)
+	}
+	defer f.Close()
+	seen := map[string]elfFunc{}
+	add := func(syms []elf.Symbol) {
+		for _, s := range syms {
+			// IFUNCs are kept, marked: probing one is refused with the
+			// reason (the address is the resolver's, run once).
+			typ := elf.ST_TYPE(s.Info)
+			if typ != elf.STT_FUNC && typ != elf.STT_GNU_IFUNC {
+				continue
+			}
+			if s.Value == 0 || s.Section == elf.SHN_UNDEF || s.Name == "" {
+				continue
+			}
+			name := s.Name
+			// Versioned dynamic names ("memcpy@@GLIBC_2.14") trace as the base name.
+			if i := strings.IndexByte(name, '@'); i > 0 {
+				name = name[:i]
+			}
+			if _, dup := seen[name]; !dup {
+				seen[name] = elfFunc{name: name, addr: s.Value, size: s.Size, ifunc: typ == elf.STT_GNU_IFUNC}
+			}
+		}
+	}
+	if syms, err := f.Symbols(); err == nil {
+		add(syms)
+	}
+	if syms, err := f.DynamicSymbols(); err == nil {
+		add(syms)
+	}
+	out := make([]elfFunc, 0, len(seen))
+	for _, s := range seen {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	elfCache.Store(path, out)
+	return out, nil
+}
+
+// fileOffset converts a virtual address of path into the file offset a
+// uprobe needs.
+func fileOffset(path string, vaddr uint64) (uint64, error) {
+	var progs []elf.ProgHeader
+	if v, ok := progCache.Load(path); ok {
+		progs = v.([]elf.ProgHeader)
+	} else {
+		f, err := elf.Open(path)
+		if err != nil {
+			return 0, fmt.Errorf("read ELF %s: %w", path, err)
+		}
+		for _, p := range f.Progs {
+			progs = append(progs, p.ProgHeader)
+		}
+		f.Close()
+		progCache.Store(path, progs)
+	}
+	for _, p := range progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && vaddr >= p.Vaddr && vaddr < p.Vaddr+p.Memsz {
+			return vaddr - p.Vaddr + p.Off, nil
+		}
+	}
+	return 0, fmt.Errorf("address 0x%x is not in an executable segment of %s", vaddr, path)
+}
+
+func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
+	if ap.Lang != "" {
+		return nil, fmt.Errorf("%s: language-specific probes (%s) are not supported", u.kind(), ap.Lang)
+	}
+	var (
+		paths []string
+		err   error
+	)
+	if hasWildcard(ap.Target) && strings.Contains(ap.Target, "/") {
+		paths, err = globFiles(ap.Target)
+	} else {
+		var p string
+		p, err = resolveBinary(ap.Target, env.PID)
+		paths = []string{p}
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*Probe
+	for _, path := range paths {
+		if ap.HasAddr {
+			off, err := fileOffset(path, ap.Address)
+			if err != nil {
+				// bpftrace's words, without a source position.
+				return nil, &bareError{fmt.Sprintf("Could not resolve address: %s:0x%x", ap.Target, ap.Address), err}
+			}
+			out = append(out, &Probe{Name: fmt.Sprintf("%s:%s:%d", u.kind(), path, ap.Address), Target: path, Addr: off})
+			continue
+		}
+		funcs, err := elfFuncs(path)
+		if err != nil {
+			return nil, err
+		}
+		if !hasWildcard(ap.Func) {
+			i := sort.Search(len(funcs), func(i int) bool { return funcs[i].name >= ap.Func })
+			if i == len(funcs) || funcs[i].name != ap.Func {
+				return nil, fmt.Errorf("could not resolve symbol: %s:%s", path, ap.Func)
+			}
+			fn := funcs[i]
+			if fn.ifunc {
+				impl, err := resolveIFUNC(path, fn.addr, env.PID)
+				if err != nil {
+					return nil, fmt.Errorf("%w (cannot find its implementation: %v)", ifuncError(ap, path, funcs), err)
+				}
+				fn.addr, fn.size = impl, 0
+				for _, g := range funcs { // its implementation's size, when named
+					if g.addr == impl && !g.ifunc {
+						fn.size = g.size
+					}
+				}
+			}
+			if ap.Offset < 0 || (fn.size > 0 && uint64(ap.Offset) >= fn.size) {
+				return nil, &bareError{fmt.Sprintf("Offset outside the function bounds ('%s' size is %d)", ap.Func, fn.size), nil}
+			}
+			name := fmt.Sprintf("%s:%s:%s", u.kind(), path, ap.Func)
+			if ap.Offset > 0 {
+				name += fmt.Sprintf("+%d", ap.Offset)
+			}
+			off, err := fileOffset(path, fn.addr+uint64(ap.Offset))
+			if err != nil {
+				return nil, err
+			}
+			pr := &Probe{Name: name, Target: path, Func: ap.Func, Addr: off}
+			if funcs[i].ifunc {
+				pr.Note = fmt.Sprintf("%s is an IFUNC, which the dynamic linker resolves on this machine to the code at 0x%x", ap.Func, fn.addr)
+				for _, g := range funcs {
+					if g.addr == fn.addr && !g.ifunc {
+						pr.Note += " (" + g.name + ")"
+						break
+					}
+				}
+			}
+			out = append(out, pr)
+			continue
+		}
+		// Wildcards: one probe per address (aliases would fire twice).
+		byAddr := map[uint64]bool{}
+		for _, f := range funcs {
+			if f.ifunc || !glob(ap.Func, f.name) || byAddr[f.addr] {
+				continue
+			}
+			byAddr[f.addr] = true
+			off, err := fileOffset(path, f.addr)
+			if err != nil {
+				continue // not in an executable segment: not code
+			}
+			out = append(out, &Probe{Name: fmt.Sprintf("%s:%s:%s", u.kind(), path, f.name), Target: path, Func: f.name, Addr: off})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no functions match %s:%s", ap.Target, ap.Func)
+	}
+	return out, nil
+}
+
+// ifuncError explains why an IFUNC cannot be probed by name (when its
+// resolution could not be read: resolveIFUNC), with the
+// implementations the symbol table names after it (glibc's __strcmp_avx2
+// for strcmp): the dynamic linker picks one at run time, by CPU.
+func ifuncError(ap *lang.AttachPoint, path string, funcs []elfFunc) error {
+	var cands []string
+	for _, f := range funcs {
+		if f.ifunc || f.name == ap.Func {
+			continue
+		}
+		base := strings.TrimLeft(f.name, "_")
+		if strings.HasPrefix(base, ap.Func+"_") {
+			cands = append(cands, f.name)
+		}
+	}
+	hint := "e.g. __" + ap.Func + "_avx2; none is named in the symbol table of " + path + ", whose debug symbols may have them"
+	if len(cands) > 0 {
+		const max = 8
+		if len(cands) > max {
+			cands = append(cands[:max:max], fmt.Sprintf("and %d more", len(cands)-max))
+		}
+		hint = strings.Join(cands, ", ")
+	}
+	return fmt.Errorf("%s: %s is an IFUNC (resolved at run time by the dynamic linker); probe one of its implementations instead (%s)",
+		apName(ap), ap.Func, hint)
+}
+
+// bareError is an attach error bpftrace prints as a bare "ERROR: msg"
+// line, with no source position (its words are part of its output).
+type bareError struct {
+	msg string
+	err error // the cause, for errors.Is
+}
+
+func (e *bareError) Error() string { return e.msg }
+func (e *bareError) Unwrap() error { return e.err }
+
+func globFiles(pattern string) ([]string, error) {
+	// filepath.Glob knows * and ?; expand {a,b} first.
+	pats := []string{pattern}
+	if i := strings.IndexByte(pattern, '{'); i >= 0 {
+		if j := strings.IndexByte(pattern[i:], '}'); j > 0 {
+			pats = nil
+			for _, a := range strings.Split(pattern[i+1:i+j], ",") {
+				pats = append(pats, pattern[:i]+a+pattern[i+j+1:])
+			}
+		}
+	}
+	var out []string
+	for _, p := range pats {
+		m, err := filepath.Glob(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m...)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no files match %s", pattern)
+	}
+	return out, nil
+}
+
+// wantsMulti reports whether a program's attach points are best served by
+// uprobe_multi links (many probes on one binary), which needs the program
+// loaded with that attach type.
+func wantsMulti(aps []*lang.AttachPoint) bool {
+	if len(aps) == 0 {
+		return false
+	}
+	for _, ap := range aps {
+		if (ap.Provider != "uprobe" && ap.Provider != "uretprobe") || !hasWildcard(ap.Func) || ap.HasAddr {
+			return false
+		}
+	}
+	return features.HaveBPFLinkUprobeMulti() == nil
+}
+
+func (u uprobeProvider) Attach(prog *ebpf.Program, probes []*Probe, env *Env) ([]io.Closer, error) {
+	var out []io.Closer
+	byPath := map[string][]*Probe{}
+	var order []string
+	for _, p := range probes {
+		if _, ok := byPath[p.Target]; !ok {
+			order = append(order, p.Target)
+		}
+		byPath[p.Target] = append(byPath[p.Target], p)
+	}
+	multi := len(probes) > 0 && probes[0].Multi
+	for _, path := range order {
+		ex, err := link.OpenExecutable(path)
+		if err != nil {
+			return out, fmt.Errorf("open %s: %w", path, err)
+		}
+		ps := byPath[path]
+		if multi {
+			ls, skipped, err := u.attachMulti(ex, prog, ps, env)
+			for _, l := range ls {
+				out = append(out, l)
+			}
+			if err != nil {
+				return out, fmt.Errorf("attach %d %ss on %s: %w", len(ps), u.kind(), path, err)
+			}
+			if len(skipped) > 0 {
+				env.warnf("skipped %d of %d functions in %s whose instructions uprobes cannot probe (e.g. %s)", len(skipped), len(ps), path, skipped[0])
+			}
+			continue
+		}
+		for _, p := range ps {
+			// Addr is the file offset Expand computed (symbol + offset).
+			opts := &link.UprobeOptions{PID: env.PID, Address: p.Addr, TraceFSPrefix: "gotrace", Cookie: p.Cookie}
+			sym := p.Func
+			var l link.Link
+			if u.ret {
+				l, err = ex.Uretprobe(sym, prog, opts)
+			} else {
+				l, err = ex.Uprobe(sym, prog, opts)
+			}
+			if err != nil {
+				if errors.Is(err, link.ErrNoSymbol) {
+					return out, fmt.Errorf("could not resolve symbol: %s:%s", path, sym)
+				}
+				if p.Note != "" {
+					return out, fmt.Errorf("attach %s: %s; uprobes cannot probe it there: %w", p.Name, p.Note, err)
+				}
+				return out, fmt.Errorf("attach %s: %w", p.Name, err)
+			}
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// attachMulti attaches ps through uprobe_multi links. The kernel refuses a
+// whole link when one address holds an instruction uprobes cannot handle;
+// then the set is split in halves until the refused functions are
+// isolated, and those are skipped (and reported by the caller).
+func (u uprobeProvider) attachMulti(ex *link.Executable, prog *ebpf.Program, ps []*Probe, env *Env) ([]link.Link, []string, error) {
+	addrs := make([]uint64, len(ps))
+	cookies := make([]uint64, len(ps))
+	for i, p := range ps {
+		addrs[i], cookies[i] = p.Addr, p.Cookie
+	}
+	opts := &link.UprobeMultiOptions{Addresses: addrs, Cookies: cookies, PID: uint32(max(env.PID, 0))}
+	var (
+		l   link.Link
+		err error
+	)
+	if u.ret {
+		l, err = ex.UretprobeMulti(nil, prog, opts)
+	} else {
+		l, err = ex.UprobeMulti(nil, prog, opts)
+	}
+	if err == nil {
+		return []link.Link{l}, nil, nil
+	}
+	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, errENOTSUPP) && !errors.Is(err, unix.EINVAL) {
+		return nil, nil, err
+	}
+	if len(ps) == 1 {
+		return nil, []string{ps[0].Func}, nil
+	}
+	mid := len(ps) / 2
+	l1, s1, err := u.attachMulti(ex, prog, ps[:mid], env)
+	if err != nil {
+		return l1, s1, err
+	}
+	l2, s2, err := u.attachMulti(ex, prog, ps[mid:], env)
+	return append(l1, l2...), append(s1, s2...), err
+}

@@ -1,0 +1,192 @@
+package stdlib
+
+import (
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/types"
+)
+
+// Gen is the code-generation context a builtin's GenFunc receives. The
+// compiler implements it (compiler/builtin.go).
+//
+// Register conventions: R0-R5 are scratch registers clobbered by helper
+// calls; R6-R9 hold the compiler's live temporaries and survive calls;
+// R10 is the frame pointer. A GenFunc may use R0-R5 freely between the
+// compiler's calls; registers returned by EvalInt are callee-saved and stay
+// valid until Free.
+type Gen interface {
+	// Emit appends instructions, tagged with the call's source position.
+	Emit(insns ...asm.Instruction)
+	// Label returns a fresh, unique jump label starting with prefix.
+	Label(prefix string) string
+	// AttachPoint is the attach point the program is compiled for (the
+	// clause's first one when several share a program).
+	AttachPoint() *lang.AttachPoint
+	// ProbeName is the attach point's full name, as `probe` gives it.
+	ProbeName() string
+	// ProbeID is the id of the attach point in Spec.Probes (the value of
+	// the `probe` builtin).
+	ProbeID() int
+	// ProbeCookie reports whether the program reads `probe` from its
+	// attach cookie instead (wildcard attach points: the runtime gives
+	// each expanded probe the index of its name, compiler/ABI.md).
+	ProbeCookie() bool
+	// StrLen is the configured maximum string length.
+	StrLen() int
+
+	// LoadCtx emits dst = the program's context pointer.
+	LoadCtx(dst asm.Register)
+	// EvalInt evaluates an integer (or pointer) expression into a
+	// callee-saved register, extended to 64 bits as its type says.
+	EvalInt(e lang.Expr) (asm.Register, error)
+	// EvalAddr evaluates an expression whose value lives in memory (string,
+	// tuple, record, buffer ...) and emits dst = its address. dst must be
+	// one of R1-R5 and is valid until the next helper call.
+	EvalAddr(e lang.Expr, dst asm.Register) error
+	// Hold moves src (R0-R5) into a callee-saved register that survives
+	// helper calls, until Free.
+	Hold(src asm.Register) (asm.Register, error)
+	// StackTemp reserves size bytes of stack for the rest of the statement
+	// and returns their offset from R10.
+	StackTemp(size int) (int16, error)
+	// Place puts a label (from Label) on the next emitted instruction.
+	Place(label string)
+	// ArgsCount is the number of arguments of the kfunc/kretfunc being
+	// probed (-1 if unknown); kretfunc's return value follows them.
+	ArgsCount() int
+	// Free releases a register returned by EvalInt or Hold.
+	Free(r asm.Register)
+
+	// SetResult says the call's integer value is in register r, already
+	// extended to 64 bits as the call's type says.
+	SetResult(r asm.Register)
+	// ResultMem reserves memory for the call's value (of size bytes,
+	// zeroed when zero is set) and emits dst = its address. dst must be one
+	// of R1-R5. The call's value is that memory.
+	ResultMem(dst asm.Register, size int, zero bool)
+	// ConstResult says the call's value is the string s (a constant).
+	ConstResult(s string)
+
+	// Event emits a ring-buffer record of the given kind whose payload is
+	// the values of args laid out as a tuple; it returns the event's ID.
+	Event(kind EventKind, format string, mapName string, args []lang.Expr) (int, error)
+	// Aggregate emits the update of the map the aggregation call c is
+	// assigned to, as described by op.
+	Aggregate(c *Call, op AggOp) error
+	// MapCall emits delete/clear/zero/print(@m)/has_key/len on the map
+	// argument of c.
+	MapCall(c *Call) error
+	// Return emits the program's exit (return 0).
+	Return()
+	// MapRef emits dst = pointer to the internal map named name, creating
+	// it from spec on first use (key/value sizes, type).
+	MapRef(dst asm.Register, name string, spec InternalMap)
+	// TempMem reserves size bytes (zeroed when zero is set) for the rest of
+	// the statement: on the stack when small, in per-CPU scratch space
+	// otherwise. TempAddr emits dst = the address of byte off in it.
+	TempMem(size int, zero bool) Temp
+	TempAddr(dst asm.Register, t Temp, off int)
+	// SetResultTemp says the call's value is the memory t.
+	SetResultTemp(t Temp)
+	// Output emits a ring-buffer record: the size bytes at t, which start
+	// with a u64 event ID.
+	Output(t Temp, size int)
+	// EventFormat registers an event format without emitting a record and
+	// returns its ID (strftime's format, a record the builtin builds).
+	EventFormat(kind EventKind, format string, args *types.Type) int
+	// KernelSymbol resolves a kernel symbol's address at compile time.
+	KernelSymbol(name string) (uint64, bool)
+	// USDTSites are the sites of the usdt probe being compiled, with
+	// their decoded argument specs.
+	USDTSites() ([]USDTSite, error)
+	// PtrSpace returns the address space to read a pointer-typed
+	// expression's memory from (kernel or user), deciding AddrNone by
+	// the probe type.
+	PtrSpace(t *types.Type) types.AddrSpace
+}
+
+// Temp is a handle on memory reserved by TempMem.
+type Temp int
+
+// EventKind mirrors compiler.EventKind (the compiler converts it), so
+// builtins can ask for records without importing the compiler.
+type EventKind uint8
+
+// InternalMap describes an internal map a builtin needs.
+type InternalMap struct {
+	Type       uint32 // ebpf.MapType
+	KeySize    uint32
+	ValueSize  uint32
+	MaxEntries uint32
+}
+
+// AggOp describes how an aggregation updates its map value in place.
+type AggOp struct {
+	// Kind is the aggregation's value kind (types.Count ...).
+	Kind types.Kind
+	// Arg is the aggregated value (nil for count()).
+	Arg lang.Expr
+	// Bucket, if set, computes the extra u64 key part (hist/lhist bucket)
+	// from the argument in register arg into register dst (both callee-
+	// saved; R0-R5 may be clobbered).
+	Bucket func(g Gen, dst, arg asm.Register) error
+	// ValueSize is the map value's size in bytes (8 or 16).
+	ValueSize int
+	// Update emits the in-place update of the value at ptr (a map value
+	// pointer in a scratch register) with the argument in arg (if any);
+	// it may clobber R0-R5 except ptr.
+	Update func(g Gen, ptr, arg asm.Register)
+	// Init writes the whole initial value (ValueSize bytes) into the
+	// uninitialised buffer at ptr, for a key not yet in the map.
+	Init func(g Gen, ptr, arg asm.Register)
+}
+
+// Event kinds, in the order of compiler.EventKind (a test checks they agree).
+const (
+	EvPrintf EventKind = iota
+	EvPrint
+	EvClear
+	EvZero
+	EvExit
+	EvTime
+	EvCat
+	EvSystem
+	EvJoin
+	EvPrintNonMap
+	EvHelperError
+)
+
+// Gens holds the code generation of each builtin by name; the gen*.go
+// files fill it and copy each GenFunc into its Table row (rows are
+// registered by package-level initializers, which run before init).
+var Gens = map[string]GenFunc{}
+
+func attachGens() {
+	for name, fn := range Gens {
+		if b, ok := Table[name]; ok && b.Gen == nil {
+			b.Gen = fn
+		}
+	}
+}
+
+// GenFor returns the code generation of builtin name.
+// Numbered builtins (arg3) use their family's row ("argN").
+func GenFor(name string) GenFunc {
+	if b, _, ok := Resolve(name); ok && b.Gen != nil {
+		return b.Gen
+	}
+	if fn := Gens[name]; fn != nil {
+		return fn
+	}
+	if b, _, ok := Resolve(name); ok {
+		return Gens[b.Name]
+	}
+	return nil
+}
+
+// StImm emits *(size *)(dst + off) = v. Unlike asm.StoreImm it allows
+// 8-byte stores (the kernel sign-extends the 32-bit immediate).
+func StImm(dst asm.Register, off int16, v int64, size asm.Size) asm.Instruction {
+	return asm.Instruction{OpCode: asm.StoreImmOp(size), Dst: dst, Offset: off, Constant: v}
+}

@@ -1,0 +1,136 @@
+package stdlib
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/gotrace/gotrace/lang/types"
+)
+
+// Code generation of the aggregations. Each describes its in-place update
+// and its initial value; the compiler does the one lookup (and, only for a
+// new key, the insert). Values are per-CPU, so plain loads and stores are
+// enough: no other CPU touches this slot.
+
+func init() {
+	Gens["count"] = func(g Gen, c *Call) error {
+		return g.Aggregate(c, AggOp{Kind: types.Count, ValueSize: 8,
+			Update: addImm(0, 1), Init: storeImm(1)})
+	}
+	Gens["sum"] = func(g Gen, c *Call) error {
+		return g.Aggregate(c, AggOp{Kind: types.Sum, Arg: c.Args[0], ValueSize: 8,
+			Update: addArg(0), Init: storeArg})
+	}
+	avgStats := func(kind types.Kind) GenFunc {
+		return func(g Gen, c *Call) error {
+			// [0:8] count, [8:16] sum.
+			return g.Aggregate(c, AggOp{Kind: kind, Arg: c.Args[0], ValueSize: 16,
+				Update: func(g Gen, ptr, arg asm.Register) {
+					addImm(0, 1)(g, ptr, arg)
+					addArg(8)(g, ptr, arg)
+				},
+				Init: func(g Gen, ptr, arg asm.Register) {
+					g.Emit(StImm(ptr, 0, 1, asm.DWord), asm.StoreMem(ptr, 8, arg, asm.DWord))
+				}})
+		}
+	}
+	Gens["avg"] = avgStats(types.Avg)
+	Gens["stats"] = avgStats(types.Stats)
+	minMax := func(kind types.Kind, keep asm.JumpOp) GenFunc {
+		return func(g Gen, c *Call) error {
+			// [0:8] value, [8:16] 1 once set (zero() clears it from userspace).
+			return g.Aggregate(c, AggOp{Kind: kind, Arg: c.Args[0], ValueSize: 16,
+				Update: func(g Gen, ptr, arg asm.Register) {
+					store, done := g.Label("set"), g.Label("kept")
+					g.Emit(asm.LoadMem(asm.R1, ptr, 8, asm.DWord), asm.JEq.Imm(asm.R1, 0, store),
+						asm.LoadMem(asm.R1, ptr, 0, asm.DWord), keep.Reg(asm.R1, arg, done))
+					g.Place(store)
+					g.Emit(asm.StoreMem(ptr, 0, arg, asm.DWord), StImm(ptr, 8, 1, asm.DWord))
+					g.Place(done)
+					g.Emit(asm.Mov.Reg(asm.R1, asm.R1))
+				},
+				Init: func(g Gen, ptr, arg asm.Register) {
+					g.Emit(asm.StoreMem(ptr, 0, arg, asm.DWord), StImm(ptr, 8, 1, asm.DWord))
+				}})
+		}
+	}
+	Gens["min"] = minMax(types.Min, asm.JSLE) // keep the current value when cur <= arg
+	Gens["max"] = minMax(types.Max, asm.JSGE)
+	Gens["hist"] = func(g Gen, c *Call) error {
+		return g.Aggregate(c, AggOp{Kind: types.Hist, Arg: c.Args[0], ValueSize: 8,
+			Bucket: log2Bucket, Update: addImm(0, 1), Init: storeImm(1)})
+	}
+	Gens["lhist"] = func(g Gen, c *Call) error {
+		t := c.Expr.Type()
+		if t == nil {
+			return fmt.Errorf("lhist() has no type")
+		}
+		min, max, step := t.Lhist[0], t.Lhist[1], t.Lhist[2]
+		if step <= 0 || max <= min {
+			return fmt.Errorf("lhist() parameters min %d, max %d, step %d are invalid", min, max, step)
+		}
+		return g.Aggregate(c, AggOp{Kind: types.Lhist, Arg: c.Args[0], ValueSize: 8,
+			Bucket: linearBucket(min, max, step), Update: addImm(0, 1), Init: storeImm(1)})
+	}
+	attachGens()
+}
+
+func addImm(off int16, v int32) func(g Gen, ptr, arg asm.Register) {
+	return func(g Gen, ptr, arg asm.Register) {
+		g.Emit(asm.LoadMem(asm.R1, ptr, off, asm.DWord), asm.Add.Imm(asm.R1, v), asm.StoreMem(ptr, off, asm.R1, asm.DWord))
+	}
+}
+
+func addArg(off int16) func(g Gen, ptr, arg asm.Register) {
+	return func(g Gen, ptr, arg asm.Register) {
+		g.Emit(asm.LoadMem(asm.R1, ptr, off, asm.DWord), asm.Add.Reg(asm.R1, arg), asm.StoreMem(ptr, off, asm.R1, asm.DWord))
+	}
+}
+
+func storeImm(v int64) func(g Gen, ptr, arg asm.Register) {
+	return func(g Gen, ptr, arg asm.Register) { g.Emit(StImm(ptr, 0, v, asm.DWord)) }
+}
+
+func storeArg(g Gen, ptr, arg asm.Register) { g.Emit(asm.StoreMem(ptr, 0, arg, asm.DWord)) }
+
+// log2Bucket: 0 for n < 0, 1 for n == 0, 2 + floor(log2 n) otherwise
+// (ABI.md), found by a binary search over the bit position.
+func log2Bucket(g Gen, dst, arg asm.Register) error {
+	done := g.Label("log2")
+	g.Emit(asm.Mov.Imm(dst, 0), asm.JSLT.Imm(arg, 0, done),
+		asm.Mov.Imm(dst, 1), asm.JEq.Imm(arg, 0, done),
+		asm.Mov.Imm(dst, 2), asm.Mov.Reg(asm.R2, arg))
+	for _, s := range []int32{32, 16, 8, 4, 2, 1} {
+		skip := g.Label("bit")
+		g.Emit(asm.Mov.Reg(asm.R1, asm.R2), asm.RSh.Imm(asm.R1, s), asm.JEq.Imm(asm.R1, 0, skip),
+			asm.Mov.Reg(asm.R2, asm.R1), asm.Add.Imm(dst, s))
+		g.Place(skip)
+	}
+	g.Place(done)
+	g.Emit(asm.Mov.Reg(dst, dst))
+	return nil
+}
+
+// linearBucket: 0 below min, 1 + (n-min)/step inside, N+1 at or above max.
+func linearBucket(min, max, step int64) func(g Gen, dst, arg asm.Register) error {
+	return func(g Gen, dst, arg asm.Register) error {
+		n := (max - min) / step
+		done := g.Label("lin")
+		g.Emit(asm.Mov.Imm(dst, 0))
+		g.Emit(asm.LoadImm(asm.R1, min, asm.DWord), asm.JSLT.Reg(arg, asm.R1, done),
+			asm.Mov.Imm(dst, int32(n+1)),
+			asm.LoadImm(asm.R1, max, asm.DWord), asm.JSGE.Reg(arg, asm.R1, done),
+			asm.Mov.Reg(dst, arg))
+		if min != 0 {
+			g.Emit(asm.LoadImm(asm.R1, min, asm.DWord), asm.Sub.Reg(dst, asm.R1))
+		}
+		if step != 1 {
+			g.Emit(asm.LoadImm(asm.R1, step, asm.DWord), asm.Div.Reg(dst, asm.R1))
+		}
+		g.Emit(asm.Add.Imm(dst, 1))
+		g.Place(done)
+		g.Emit(asm.Mov.Reg(dst, dst))
+		return nil
+	}
+}

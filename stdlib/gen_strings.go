@@ -1,0 +1,488 @@
+package stdlib
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+
+	"github.com/cilium/ebpf/asm"
+	"golang.org/x/sys/unix"
+
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/types"
+)
+
+// UserError is an error whose message the compiler shows as is, at the
+// call (bpftrace's exact wording, no "name:" prefix).
+type UserError struct{ Msg string }
+
+func (e *UserError) Error() string { return e.Msg }
+
+// join() limits, as bpftrace 0.17: at most 16 strings of 1024 bytes.
+const (
+	JoinArgs    = 16
+	JoinArgSize = 1024
+)
+
+func init() {
+	Gens["strncmp"] = genStrncmp
+	Gens["strcontains"] = genStrcontains
+	Gens["buf"] = genBuf
+	Gens["ntop"] = genNtop
+	Gens["macaddr"] = genMacaddr
+	Gens["strftime"] = genStrftime
+	Gens["kaddr"] = genKaddr
+	Gens["uaddr"] = genUaddr
+	Gens["cgroupid"] = genCgroupid
+	Gens["path"] = genPath
+	Gens["join"] = genJoin
+	Gens["percpu_kaddr"] = func(g Gen, c *Call) error {
+		return fmt.Errorf("not supported: it needs a BTF ksym relocation of the per-CPU variable, which the compiler does not emit")
+	}
+	attachGens()
+}
+
+func sizeOfType(e lang.Expr) int {
+	if t := e.Type(); t != nil {
+		return t.Size
+	}
+	return 0
+}
+
+// twoAddrs evaluates two in-memory values: the first address is held in a
+// callee-saved register (returned), the second left in R2.
+func twoAddrs(g Gen, a, b lang.Expr) (asm.Register, error) {
+	if err := g.EvalAddr(a, asm.R1); err != nil {
+		return 0, err
+	}
+	ra, err := g.Hold(asm.R1)
+	if err != nil {
+		return 0, err
+	}
+	if err := g.EvalAddr(b, asm.R2); err != nil {
+		return 0, err
+	}
+	return ra, nil
+}
+
+// genStrncmp compares at most n bytes, stopping after a common NUL; the
+// value is 0 when equal and 1 otherwise, as bpftrace. Both strings are
+// NUL-terminated within their size, so n is capped at the smaller size.
+func genStrncmp(g Gen, c *Call) error {
+	n, ok := intConst(c.Args[2])
+	if !ok {
+		return fmt.Errorf("the length must be a constant")
+	}
+	lim := min(int64(sizeOfType(c.Args[0])), int64(sizeOfType(c.Args[1])))
+	if n > lim {
+		n = lim
+	}
+	ra, err := twoAddrs(g, c.Args[0], c.Args[1])
+	if err != nil {
+		return err
+	}
+	ne, done := g.Label("strncmp_ne"), g.Label("strncmp_done")
+	eq := g.Label("strncmp_eq")
+	g.Emit(asm.Mov.Reg(asm.R1, ra))
+	for i := int16(0); i < int16(n); i++ {
+		g.Emit(asm.LoadMem(asm.R3, asm.R1, i, asm.Byte), asm.LoadMem(asm.R4, asm.R2, i, asm.Byte),
+			asm.JNE.Reg(asm.R3, asm.R4, ne), asm.JEq.Imm(asm.R3, 0, eq))
+	}
+	genSelect(g, ra, eq, 0, ne, 1, done)
+	return nil
+}
+
+// genStrcontains searches needle in haystack with two bounded loops (the
+// verifier follows them: indexes are checked against the sizes).
+func genStrcontains(g Gen, c *Call) error {
+	hs, ns := sizeOfType(c.Args[0]), sizeOfType(c.Args[1])
+	ra, err := twoAddrs(g, c.Args[0], c.Args[1])
+	if err != nil {
+		return err
+	}
+	outer, inner, next := g.Label("sc_outer"), g.Label("sc_inner"), g.Label("sc_next")
+	found, notFound, done := g.Label("sc_found"), g.Label("sc_nf"), g.Label("sc_done")
+	g.Emit(asm.Mov.Reg(asm.R1, ra), asm.Mov.Imm(asm.R3, 0))
+	g.Place(outer)
+	g.Emit(asm.JGE.Imm(asm.R3, int32(hs), notFound), asm.Mov.Imm(asm.R4, 0))
+	g.Place(inner)
+	g.Emit(asm.JGE.Imm(asm.R4, int32(ns), found),
+		asm.Mov.Reg(asm.R5, asm.R2), asm.Add.Reg(asm.R5, asm.R4), asm.LoadMem(asm.R5, asm.R5, 0, asm.Byte),
+		asm.JEq.Imm(asm.R5, 0, found),
+		asm.Mov.Reg(asm.R0, asm.R3), asm.Add.Reg(asm.R0, asm.R4),
+		asm.JGE.Imm(asm.R0, int32(hs), notFound),
+		asm.Add.Reg(asm.R0, asm.R1), asm.LoadMem(asm.R0, asm.R0, 0, asm.Byte),
+		asm.JNE.Reg(asm.R0, asm.R5, next),
+		asm.Add.Imm(asm.R4, 1), asm.Ja.Label(inner))
+	g.Place(next)
+	// The haystack ended (its NUL did not match a needle byte): not found.
+	g.Emit(asm.Mov.Reg(asm.R0, asm.R3), asm.Add.Reg(asm.R0, asm.R1), asm.LoadMem(asm.R0, asm.R0, 0, asm.Byte),
+		asm.JEq.Imm(asm.R0, 0, notFound),
+		asm.Add.Imm(asm.R3, 1), asm.Ja.Label(outer))
+	genSelect(g, ra, found, 1, notFound, 0, done)
+	return nil
+}
+
+// genSelect ends a comparison whose code jumps to label a or b: the result
+// in r is va at a and vb at b, both paths meeting at done.
+func genSelect(g Gen, r asm.Register, a string, va int32, b string, vb int32, done string) {
+	g.Place(a)
+	g.Emit(asm.Mov.Imm(r, va), asm.Ja.Label(done))
+	g.Place(b)
+	g.Emit(asm.Mov.Imm(r, vb))
+	g.Place(done)
+	// A no-op to carry the done label when nothing follows it.
+	g.Emit(asm.Mov.Reg(r, r))
+	g.SetResult(r)
+}
+
+// genBuf reads bytes into a Buffer value: [0] = length, then the data
+// (ABI.md), at most the type's size - 1 bytes.
+func genBuf(g Gen, c *Call) error {
+	t := c.Expr.Type()
+	if t == nil || t.Size < 2 {
+		return fmt.Errorf("buffer has no room")
+	}
+	max := t.Size - 1
+	at := c.Args[0].Type()
+	if at != nil && (at.Kind == types.Array || at.Kind == types.String) {
+		// A value in memory: copy it. The buffer holds all the bytes asked
+		// for (bpftrace: buf("ok_key", 8) has 8), zeros past the value.
+		n := min(max, at.Size)
+		tmp := g.TempMem(t.Size, true)
+		if err := g.EvalAddr(c.Args[0], asm.R2); err != nil {
+			return err
+		}
+		g.TempAddr(asm.R1, tmp, 0)
+		g.Emit(StImm(asm.R1, 0, int64(max), asm.Byte))
+		for i := int16(0); i < int16(n); i++ {
+			g.Emit(asm.LoadMem(asm.R0, asm.R2, i, asm.Byte), asm.StoreMem(asm.R1, i+1, asm.R0, asm.Byte))
+		}
+		g.SetResultTemp(tmp)
+		return nil
+	}
+	src, err := g.EvalInt(c.Args[0])
+	if err != nil {
+		return err
+	}
+	var n asm.Register
+	size := int64(max)
+	if len(c.Args) == 2 {
+		if v, ok := intConst(c.Args[1]); ok {
+			size = min(size, v)
+		} else if n, err = g.EvalInt(c.Args[1]); err != nil {
+			return err
+		}
+	}
+	tmp := g.TempMem(t.Size, true)
+	g.TempAddr(asm.R1, tmp, 0)
+	if n != 0 {
+		// min(n, max), as an unsigned value the verifier can bound.
+		ok := g.Label("buflen")
+		g.Emit(asm.Mov.Reg(asm.R2, n), asm.JLE.Imm(asm.R2, int32(max), ok), asm.Mov.Imm(asm.R2, int32(max)))
+		g.Place(ok)
+		g.Emit(asm.StoreMem(asm.R1, 0, asm.R2, asm.Byte))
+		g.Free(n)
+	} else {
+		g.Emit(StImm(asm.R1, 0, size, asm.Byte), asm.Mov.Imm(asm.R2, int32(size)))
+	}
+	fn := asm.FnProbeReadKernel
+	if g.PtrSpace(c.Args[0].Type()) == types.AddrUser {
+		fn = asm.FnProbeReadUser
+	}
+	g.Emit(asm.Add.Imm(asm.R1, 1), asm.Mov.Reg(asm.R3, src), fn.Call())
+	g.Free(src)
+	g.SetResultTemp(tmp)
+	return nil
+}
+
+// genNtop builds an Inet value: [0:8] family, [8:24] address bytes.
+func genNtop(g Gen, c *Call) error {
+	addr := c.Args[len(c.Args)-1]
+	at := addr.Type()
+	if at == nil {
+		return fmt.Errorf("address has no type")
+	}
+	var fam asm.Register
+	var err error
+	famConst := int64(2)
+	if at.Size == 16 {
+		famConst = 10
+	}
+	if len(c.Args) == 2 {
+		if v, ok := intConst(c.Args[0]); ok {
+			famConst = v
+		} else if fam, err = g.EvalInt(c.Args[0]); err != nil {
+			return err
+		}
+	}
+	tmp := g.TempMem(24, true)
+	if at.Kind == types.Array || at.Kind == types.String {
+		if err := g.EvalAddr(addr, asm.R2); err != nil {
+			return err
+		}
+		g.TempAddr(asm.R1, tmp, 0)
+		n := min(at.Size, 16)
+		for i := int16(0); i < int16(n); i += 4 {
+			sz := asm.Word
+			if n-int(i) < 4 {
+				sz = asm.Byte
+			}
+			g.Emit(asm.LoadMem(asm.R0, asm.R2, i, sz), asm.StoreMem(asm.R1, 8+i, asm.R0, sz))
+		}
+	} else {
+		r, err := g.EvalInt(addr)
+		if err != nil {
+			return err
+		}
+		g.TempAddr(asm.R1, tmp, 0)
+		g.Emit(asm.StoreMem(asm.R1, 8, r, asm.Word))
+		g.Free(r)
+	}
+	if fam != 0 {
+		g.Emit(asm.StoreMem(asm.R1, 0, fam, asm.DWord))
+		g.Free(fam)
+	} else {
+		g.Emit(StImm(asm.R1, 0, famConst, asm.DWord))
+	}
+	g.SetResultTemp(tmp)
+	return nil
+}
+
+// genMacaddr copies 6 bytes: from a value in memory, or read through a
+// pointer.
+func genMacaddr(g Gen, c *Call) error {
+	at := c.Args[0].Type()
+	tmp := g.TempMem(8, true)
+	if at != nil && (at.Kind == types.Array || at.Kind == types.String) {
+		if err := g.EvalAddr(c.Args[0], asm.R2); err != nil {
+			return err
+		}
+		g.TempAddr(asm.R1, tmp, 0)
+		for i := int16(0); i < 6; i += 2 {
+			g.Emit(asm.LoadMem(asm.R0, asm.R2, i, asm.Byte), asm.StoreMem(asm.R1, i, asm.R0, asm.Byte),
+				asm.LoadMem(asm.R0, asm.R2, i+1, asm.Byte), asm.StoreMem(asm.R1, i+1, asm.R0, asm.Byte))
+		}
+		g.SetResultTemp(tmp)
+		return nil
+	}
+	src, err := g.EvalInt(c.Args[0])
+	if err != nil {
+		return err
+	}
+	fn := asm.FnProbeReadKernel
+	if g.PtrSpace(at) == types.AddrUser {
+		fn = asm.FnProbeReadUser
+	}
+	g.TempAddr(asm.R1, tmp, 0)
+	g.Emit(asm.Mov.Imm(asm.R2, 6), asm.Mov.Reg(asm.R3, src), fn.Call())
+	g.Free(src)
+	g.SetResultTemp(tmp)
+	return nil
+}
+
+// genStrftime: a Timestamp value, [0:8] the id of an EvTime event holding
+// the format (never emitted as a record), [8:16] nsecs.
+func genStrftime(g Gen, c *Call) error {
+	format, ok := litString(c.Args[0])
+	if !ok {
+		return fmt.Errorf("the format must be a string literal")
+	}
+	id := g.EventFormat(EvTime, format, nil)
+	r, err := g.EvalInt(c.Args[1])
+	if err != nil {
+		return err
+	}
+	tmp := g.TempMem(16, false)
+	g.TempAddr(asm.R1, tmp, 0)
+	g.Emit(StImm(asm.R1, 0, int64(id), asm.DWord), asm.StoreMem(asm.R1, 8, r, asm.DWord))
+	g.Free(r)
+	g.SetResultTemp(tmp)
+	return nil
+}
+
+func setConst(g Gen, v uint64) {
+	g.Emit(asm.LoadImm(asm.R0, int64(v), asm.DWord))
+	g.SetResult(asm.R0)
+}
+
+// genKaddr resolves the symbol at compile time: the value is a constant.
+func genKaddr(g Gen, c *Call) error {
+	name, ok := litString(c.Args[0])
+	if !ok {
+		return fmt.Errorf("the symbol must be a string literal")
+	}
+	a, found := g.KernelSymbol(name)
+	if !found {
+		return &UserError{Msg: "Failed to resolve kernel symbol: " + name}
+	}
+	setConst(g, a)
+	return nil
+}
+
+// genUaddr resolves a symbol of the probed binary at compile time (its
+// st_value, as bpftrace).
+func genUaddr(g Gen, c *Call) error {
+	name, ok := litString(c.Args[0])
+	if !ok {
+		return fmt.Errorf("the symbol must be a string literal")
+	}
+	bin := g.AttachPoint().Target
+	a, err := ElfSymbol(bin, name)
+	if err != nil {
+		return &UserError{Msg: fmt.Sprintf("Could not resolve symbol: %s:%s", bin, name)}
+	}
+	setConst(g, a)
+	return nil
+}
+
+// ElfSymbol returns the value of symbol name in the ELF file at path
+// (static symbols first, then dynamic ones).
+func ElfSymbol(path, name string) (uint64, error) {
+	sym, err := elfSymbol(path, name)
+	if err != nil {
+		return 0, fmt.Errorf("uaddr: %w", err)
+	}
+	return sym.Value, nil
+}
+
+// ElfSymbolSize returns the size of symbol name in the ELF file at path,
+// 0 when unknown.
+func ElfSymbolSize(path, name string) uint64 {
+	sym, err := elfSymbol(path, name)
+	if err != nil {
+		return 0
+	}
+	return sym.Size
+}
+
+// elfSymbol finds the first defined symbol name in the ELF file at path,
+// static symbols first, then dynamic ones.
+func elfSymbol(path, name string) (elf.Symbol, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return elf.Symbol{}, err
+	}
+	defer f.Close()
+	for _, get := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
+		syms, err := get()
+		if err != nil {
+			continue
+		}
+		for _, s := range syms {
+			if s.Name == name && s.Value != 0 {
+				return s, nil
+			}
+		}
+	}
+	return elf.Symbol{}, fmt.Errorf("%s has no symbol %s", path, name)
+}
+
+// genCgroupid: the cgroup id of a cgroupfs path is its kernfs node id,
+// which the kernel gives as the file handle (bpftrace does the same).
+func genCgroupid(g Gen, c *Call) error {
+	path, ok := litString(c.Args[0])
+	if !ok {
+		return fmt.Errorf("the path must be a string literal")
+	}
+	id, err := CgroupID(path)
+	if err != nil {
+		return &UserError{Msg: fmt.Sprintf("cgroupid: failed to get the cgroup id of %s: %v", path, err)}
+	}
+	setConst(g, id)
+	return nil
+}
+
+// CgroupID returns the cgroup id of a cgroupfs directory.
+func CgroupID(path string) (uint64, error) {
+	h, _, err := unix.NameToHandleAt(unix.AT_FDCWD, filepath.Clean(path), 0)
+	if err != nil {
+		return 0, err
+	}
+	b := h.Bytes()
+	if len(b) < 8 {
+		return 0, fmt.Errorf("file handle of %d bytes", len(b))
+	}
+	return binary.LittleEndian.Uint64(b[:8]), nil
+}
+
+// genPath: bpf_d_path into a zeroed string (the kernel allows the helper
+// only in some fentry/iter programs; the verifier says which).
+func genPath(g Gen, c *Call) error {
+	size := g.StrLen()
+	if t := c.Expr.Type(); t != nil && t.Size > 0 {
+		size = t.Size
+	}
+	r, err := g.EvalInt(c.Args[0])
+	if err != nil {
+		return err
+	}
+	tmp := g.TempMem(size, true)
+	g.TempAddr(asm.R2, tmp, 0)
+	g.Emit(asm.Mov.Reg(asm.R1, r), asm.Mov.Imm(asm.R3, int32(size)), asm.FnDPath.Call())
+	g.Free(r)
+	g.SetResultTemp(tmp)
+	return nil
+}
+
+// JoinArgsType is the payload of an EvJoin record: JoinArgs strings; an
+// empty one ends the list.
+func JoinArgsType() *types.Type {
+	elems := make([]*types.Type, JoinArgs)
+	for i := range elems {
+		elems[i] = types.StringType(JoinArgSize)
+	}
+	return types.TupleOf(elems...)
+}
+
+// genJoin reads up to JoinArgs strings of a NULL-terminated char *[] into
+// an EvJoin record; the separator is the event's Format.
+func genJoin(g Gen, c *Call) error {
+	sep := " "
+	if len(c.Args) == 2 {
+		s, ok := litString(c.Args[1])
+		if !ok {
+			return fmt.Errorf("the separator must be a string literal")
+		}
+		sep = s
+	}
+	args := JoinArgsType()
+	id := g.EventFormat(EvJoin, sep, args)
+	argv, err := g.EvalInt(c.Args[0])
+	if err != nil {
+		return err
+	}
+	readPtr, readStr := asm.FnProbeReadKernel, asm.FnProbeReadKernelStr
+	if g.PtrSpace(c.Args[0].Type()) == types.AddrUser {
+		readPtr, readStr = asm.FnProbeReadUser, asm.FnProbeReadUserStr
+	}
+	ptr, err := g.StackTemp(8)
+	if err != nil {
+		return err
+	}
+	size := 8 + args.Size
+	rec := g.TempMem(size, false)
+	g.TempAddr(asm.R1, rec, 0)
+	g.Emit(StImm(asm.R1, 0, int64(id), asm.DWord))
+	end := g.Label("join_end")
+	for i := 0; i < JoinArgs; i++ {
+		off := 8 + args.Fields[i].Offset
+		last, next := g.Label("join_last"), g.Label("join_next")
+		g.Emit(asm.Mov.Reg(asm.R1, asm.R10), asm.Add.Imm(asm.R1, int32(ptr)), asm.Mov.Imm(asm.R2, 8),
+			asm.Mov.Reg(asm.R3, argv), asm.Add.Imm(asm.R3, int32(8*i)), readPtr.Call(),
+			asm.JNE.Imm(asm.R0, 0, last),
+			asm.LoadMem(asm.R3, asm.R10, ptr, asm.DWord), asm.JEq.Imm(asm.R3, 0, last))
+		g.TempAddr(asm.R1, rec, off)
+		g.Emit(asm.Mov.Imm(asm.R2, JoinArgSize), readStr.Call(), asm.Ja.Label(next))
+		// Unreadable or NULL: an empty string ends the list.
+		g.Place(last)
+		g.TempAddr(asm.R1, rec, off)
+		g.Emit(StImm(asm.R1, 0, 0, asm.Byte), asm.Ja.Label(end))
+		g.Place(next)
+	}
+	g.Place(end)
+	g.Free(argv)
+	g.Output(rec, size)
+	return nil
+}

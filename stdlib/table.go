@@ -1,0 +1,213 @@
+package stdlib
+
+// This file holds the helpers the table rows share: registration in
+// package-level variable initializers (so every row exists before the
+// compiler's init() functions in gen*.go attach code generation), argument
+// rules with bpftrace 0.17's messages, and name resolution for the
+// numbered builtins (arg0..argN, sarg0..sargN).
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/types"
+)
+
+// rows registers rows and returns how many, so a table file can write
+// `var _ = rows(...)` and have the rows in Table before any init() runs.
+func rows(rs ...*Builtin) int {
+	Register(rs...)
+	return len(rs)
+}
+
+// MaxArgN is the highest argN/sargN index accepted (bpftrace accepts any
+// index the probe's ABI supplies; beyond the registers, uprobes read the
+// stack).
+const MaxArgN = 63
+
+// Resolve returns the row for name, mapping numbered builtins (arg3,
+// sarg0) to their family row ("argN", "sargN"); n is the index for those
+// (-1 otherwise).
+func Resolve(name string) (b *Builtin, n int, ok bool) {
+	if b, ok := Table[name]; ok {
+		return b, -1, true
+	}
+	for _, fam := range []string{"sarg", "arg"} {
+		if rest, found := strings.CutPrefix(name, fam); found && rest != "" {
+			k, err := strconv.Atoi(rest)
+			if err != nil || k < 0 || k > MaxArgN || strconv.Itoa(k) != rest {
+				return nil, -1, false
+			}
+			b, ok := Table[fam+"N"]
+			return b, k, ok
+		}
+	}
+	return nil, -1, false
+}
+
+// Names returns every callable or variable name in the table (families
+// spelled as their first member), for "did you mean" hints.
+func Names(kind ...Kind) []string {
+	var out []string
+	for name, b := range Table {
+		if len(kind) > 0 {
+			match := false
+			for _, k := range kind {
+				if b.Kind == k {
+					match = true
+				}
+			}
+			if !match {
+				continue
+			}
+		}
+		switch name {
+		case "argN":
+			name = "arg0"
+		case "sargN":
+			name = "sarg0"
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// KindOfValue names a type as bpftrace's argument messages do ("integer",
+// "string", "none" ...).
+func KindOfValue(t *types.Type) string {
+	if t == nil {
+		return "none"
+	}
+	switch t.Kind {
+	case types.Int, types.Bool, types.Enum:
+		return "integer"
+	case types.Pointer, types.Ctx:
+		// bpftrace 0.17 calls pointers integers in argument messages.
+		return "integer"
+	case types.Invalid, types.None:
+		return "none"
+	case types.Record:
+		return "record"
+	}
+	if printsAsString(t) {
+		// Symbols, stacks, timestamps ... print as text: bpftrace calls
+		// them strings.
+		return "string"
+	}
+	return t.Kind.String()
+}
+
+// tn is bpftrace's spelling of a type in messages (SizedType's <<).
+func tn(t *types.Type) string { return TypeName(t) }
+
+// TypeName spells t as bpftrace 0.17's messages do: "int64",
+// "unsigned int32", "string[16]", "struct task_struct *", "count" ...
+func TypeName(t *types.Type) string {
+	if t == nil {
+		return "none"
+	}
+	switch t.Kind {
+	case types.Invalid, types.None:
+		return "none"
+	case types.Int:
+		if t.Signed {
+			return fmt.Sprintf("int%d", t.Size*8)
+		}
+		return fmt.Sprintf("unsigned int%d", t.Size*8)
+	case types.Pointer:
+		if t.Elem == nil || t.Elem.Kind == types.None {
+			return "void *"
+		}
+		s := TypeName(t.Elem)
+		if strings.HasSuffix(s, "*") {
+			return s + "*"
+		}
+		return s + " *"
+	case types.Array:
+		return fmt.Sprintf("%s[%d]", TypeName(t.Elem), t.Len)
+	case types.Tuple:
+		parts := make([]string, len(t.Fields))
+		for i, f := range t.Fields {
+			parts[i] = TypeName(f.Type)
+		}
+		return "(" + strings.Join(parts, ",") + ")"
+	case types.Buffer:
+		return fmt.Sprintf("buffer[%d]", t.Size+1)
+	case types.Count, types.Sum, types.Min, types.Max, types.Avg, types.Stats, types.Hist, types.Lhist:
+		return t.Kind.String()
+	case types.Ctx:
+		return "ctx"
+	}
+	return t.String()
+}
+
+// argsSpan is the place bpftrace 0.17 reports format-string problems: from
+// the call's start to the end of its last argument.
+func argsSpan(call *Call) lang.Node {
+	return call.Expr
+}
+
+// isInt reports whether t is usable as an integer.
+func isInt(t *types.Type) bool { return t != nil && t.IsInteger() }
+
+func invalid(t *types.Type) bool { return t.IsInvalid() }
+
+// wantStrLit requires argument i to be a string literal (or a string
+// positional parameter), with bpftrace's message.
+func wantStrLit(c Checker, call *Call, i int) (string, bool) {
+	if i >= len(call.Args) {
+		return "", false
+	}
+	a := call.Args[i]
+	if s, ok := c.ConstStr(a); ok {
+		return s, true
+	}
+	c.Errorf(call.Expr, "%s() expects a string literal (%s provided)", call.Name, KindOfValue(a.Type()))
+	return "", false
+}
+
+// wantIntLit requires argument i to be a constant integer.
+func wantIntLit(c Checker, call *Call, i int) (int64, bool) {
+	if i >= len(call.Args) {
+		return 0, false
+	}
+	a := call.Args[i]
+	if v, ok := c.ConstInt(a); ok {
+		return v, true
+	}
+	c.Errorf(call.Expr, "%s() expects a integer literal (%s provided)", call.Name, KindOfValue(a.Type()))
+	return 0, false
+}
+
+// onlyProbes reports msg unless every provider of the clause is in allowed.
+func onlyProbes(c Checker, call *Call, allowed []string, msg func(provider string) string) bool {
+	for _, p := range c.Providers() {
+		ok := false
+		for _, a := range allowed {
+			if a == p {
+				ok = true
+			}
+		}
+		if !ok {
+			c.Errorf(call.Expr, "%s", msg(p))
+			return false
+		}
+	}
+	return true
+}
+
+// notIn reports `NAME can not be used with "P" probes` for the providers in
+// banned (bpftrace's text for reg, uaddr, signal ...).
+func notIn(c Checker, call *Call, banned ...string) bool {
+	for _, p := range c.Providers() {
+		for _, b := range banned {
+			if b == p {
+				c.Errorf(call.Expr, "%s can not be used with \"%s\" probes", call.Name, p)
+				return false
+			}
+		}
+	}
+	return true
+}

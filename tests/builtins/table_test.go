@@ -1,0 +1,140 @@
+package builtins_test
+
+import (
+	"io"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/internal/testkit"
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/check"
+	"github.com/gotrace/gotrace/lang/types"
+	"github.com/gotrace/gotrace/runtime/output"
+	"github.com/gotrace/gotrace/stdlib"
+)
+
+// uses returns the table rows a parsed program uses, each with the nodes
+// (typed once checked) that use it.
+func uses(prog *lang.Program) map[string][]lang.Expr {
+	out := map[string][]lang.Expr{}
+	add := func(name string, e lang.Expr) {
+		if b, _, ok := stdlib.Resolve(name); ok {
+			out[b.Name] = append(out[b.Name], e)
+		}
+	}
+	lang.Inspect(prog, func(n lang.Node) bool {
+		switch n := n.(type) {
+		case *lang.CallExpr:
+			add(n.Name, n)
+		case *lang.BuiltinExpr:
+			add(n.Name, n)
+		case *lang.SizeofExpr:
+			add("sizeof", n)
+		case *lang.OffsetofExpr:
+			add("offsetof", n)
+		}
+		return true
+	})
+	return out
+}
+
+// printable reports whether values of t are printed as values (not
+// aggregations, which print as maps, nor none).
+func printable(t *types.Type) bool {
+	if t == nil {
+		return false
+	}
+	switch t.Kind {
+	case types.Invalid, types.None, types.Count, types.Sum, types.Min, types.Max, types.Avg,
+		types.Stats, types.Hist, types.Lhist:
+		return false
+	}
+	return true
+}
+
+// TestTableCovered walks stdlib.Table: every row needs a type rule, code
+// generation or a documented reason not to have it, a printer for the
+// values it gives (decoded and printed by runtime/output), and a
+// registered script of a test here that uses it.
+func TestTableCovered(t *testing.T) {
+	if len(scripts) == 0 {
+		t.Fatal("no scripts registered")
+	}
+	covered := map[string][]string{} // row -> tests
+	formatted := map[string]bool{}
+	p := output.New(io.Discard, 0, nil)
+	// The placeholders tests fill in at run time, with values that check.
+	fill := strings.NewReplacer("PID", "1", "BIN", testkit.Helper(t, "ufunc"), "NCPU", "2", "CGDIR", "/",
+		"KADDR", "0", "OFFPID", "0", "COMM", "x", "CATFILE", "/etc/hostname")
+	for _, s := range scripts {
+		prog, err := lang.Parse(&lang.Source{Name: s.test, Text: fill.Replace(s.text)})
+		if err != nil {
+			t.Errorf("%s: script does not parse: %v\n%s", s.test, err, s.text)
+			continue
+		}
+		u := uses(prog)
+		for name := range u {
+			covered[name] = append(covered[name], s.test)
+		}
+		res, err := check.Check(prog, check.Options{Unsafe: true, Resolver: layout.New(layout.Options{})})
+		if err != nil {
+			t.Logf("%s: script does not check (an error test?): %v", s.test, err)
+			continue
+		}
+		_ = res
+		for name, es := range u {
+			for _, e := range es {
+				typ := e.Type()
+				if !printable(typ) {
+					continue
+				}
+				v, err := output.Decode(typ, make([]byte, typ.Size+64))
+				if err != nil {
+					t.Errorf("%s: %s gives %s, which output cannot decode: %v", s.test, name, stdlib.TypeName(typ), err)
+					continue
+				}
+				_ = p.Text(v)
+				formatted[name] = true
+			}
+		}
+	}
+	var names []string
+	for n := range stdlib.Table {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		b := stdlib.Table[name]
+		if b.Check == nil {
+			t.Errorf("%s: no type rule", name)
+		}
+		if b.Gen == nil && stdlib.NotGenerated[name] == "" {
+			t.Errorf("%s: no code generation and no documented reason (stdlib.NotGenerated)", name)
+		}
+		if len(covered[name]) == 0 {
+			t.Errorf("%s: no test in tests/builtins runs it", name)
+		}
+		if (b.Kind == stdlib.Var || b.Kind == stdlib.Func) && !formatted[name] && !valueless[name] && unsupportedHere[name] == "" {
+			t.Errorf("%s: no checked script prints a value of it (output formatting untested)", name)
+		}
+	}
+	t.Logf("%d rows covered by %d scripts", len(names), len(scripts))
+}
+
+// unsupportedHere are rows this machine cannot run (their tests assert the
+// precise error instead).
+var unsupportedHere = map[string]string{
+	"path":         "needs kfunc/iter probes; fentry loads are refused here",
+	"percpu_kaddr": "needs a BTF ksym relocation the compiler does not emit",
+}
+
+// valueless are the functions that give no value (they act or print).
+var valueless = map[string]bool{}
+
+func init() {
+	for _, n := range strings.Fields("printf system cat time exit join signal override") {
+		valueless[n] = true
+	}
+}

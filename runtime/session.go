@@ -1,0 +1,554 @@
+package runtime
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/ringbuf"
+
+	"github.com/gotrace/gotrace/compiler"
+)
+
+// notifyEnv is the variable bpftrace's test runner sets to learn when every
+// probe is attached.
+const notifyEnv = "__BPFTRACE_NOTIFY_PROBES_ATTACHED"
+
+// RingBufMap and the loss counters are the internal maps the runtime knows
+// by name (compiler/ABI.md). The counters are optional u64 ARRAY or
+// PERCPU_ARRAY maps the compiler increments when bpf_ringbuf_output fails
+// or a map update fails with E2BIG.
+const (
+	RingBufMap    = "ringbuf"
+	LostEventsMap = "lost_events"
+	MapFullMap    = "map_full"
+)
+
+type session struct {
+	spec *compiler.Spec
+	opts Options
+	l    *Loaded
+	pl   *plan
+	mu   sync.Mutex // serialises printer calls
+
+	exited   bool // an exit() record was read
+	exitCode int  // its code (0 for exit())
+
+	lostSeen  uint64    // lost events already reported
+	lostCheck time.Time // when the loss counter was last read
+
+	// dropAfter (unix ns, 0: never) bounds the catch-up after Ctrl-C: a
+	// flood of queued records (system() on every sched_switch) must not
+	// keep the user waiting; records read later are dropped and counted.
+	dropAfter atomic.Int64
+	dropped   uint64
+}
+
+// interruptGrace is how long the reader may keep printing queued records
+// after SIGINT/SIGTERM.
+const interruptGrace = 100 * time.Millisecond
+
+func newSession(spec *compiler.Spec, opts Options) (*session, error) {
+	if spec == nil {
+		return nil, errors.New("run: no program")
+	}
+	if opts.Stdout == nil {
+		opts.Stdout = os.Stdout
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = os.Stderr
+	}
+	if opts.Printer == nil && !opts.DryRun {
+		return nil, errors.New("run: no printer")
+	}
+	return &session{spec: spec, opts: opts}, nil
+}
+
+func (s *session) run(ctx context.Context) (err error) {
+	timing.mark("before-run")
+	l, err := LoadWith(s.spec, LoadOptions{VerifyOnly: s.opts.DryRun})
+	if err != nil {
+		var ve *VerifierError
+		if s.opts.Verbose && errors.As(err, &ve) {
+			fmt.Fprintf(s.opts.Stderr, "%s\n", ve.FullLog())
+		}
+		return err
+	}
+	s.l = l
+	timing.mark("load")
+	defer func() {
+		if cerr := l.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("detach: %w", cerr)
+		}
+		timing.mark("close")
+	}()
+	if err := l.writeStart(); err != nil {
+		return err
+	}
+	if s.opts.OnLoad != nil {
+		s.opts.OnLoad(l)
+	}
+	if s.opts.Verbose {
+		s.reportPrograms()
+	}
+	if s.opts.DryRun {
+		var names []string
+		for _, e := range l.Unattachable {
+			name := "program"
+			var pe *ProbeError
+			if errors.As(e, &pe) && pe.AP != nil {
+				name = pe.AP.Raw
+			}
+			names = append(names, name)
+		}
+		if len(names) > 0 {
+			// One line however many functions a wildcard expanded to.
+			if len(names) == 1 {
+				fmt.Fprintf(s.opts.Stderr, "WARNING: %s: %v; it passed the verifier loaded as a kprobe-type program instead, and cannot attach here\n", names[0], errNoTrampoline)
+			} else {
+				fmt.Fprintf(s.opts.Stderr, "WARNING: %d programs (%s, ...): %v; they passed the verifier loaded as kprobe-type programs instead, and cannot attach here\n", len(names), names[0], errNoTrampoline)
+			}
+		}
+		return nil
+	}
+
+	env := &Env{PID: s.opts.PID, Warn: func(msg string) { fmt.Fprintf(s.opts.Stderr, "WARNING: %s\n", msg) },
+		Progress: s.opts.Stderr, Verbose: s.opts.Verbose}
+	if s.opts.Verbose {
+		// Run counts and run times for the exit report (-v).
+		if c, err := enableStats(); err != nil {
+			fmt.Fprintf(s.opts.Stderr, "WARNING: %v\n", err)
+		} else {
+			defer c.Close()
+		}
+	}
+	if env.PID > 0 {
+		if err := syscall.Kill(env.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+			return fmt.Errorf("ERROR: pid '%d' does not exist", env.PID)
+		}
+	}
+	var child *childProc
+	if len(s.opts.Command) > 0 {
+		// The child stays stopped at its first instruction until every
+		// probe is attached; its thread must stay ours until released.
+		unlock := lockThread()
+		defer unlock()
+		child, err = startStopped(s.opts.Command)
+		if err != nil {
+			return err
+		}
+		defer child.kill()
+		env.PID = child.pid
+		if err := l.writeCpid(child.pid); err != nil {
+			return err
+		}
+	}
+
+	pl, err := l.Expand(env, s.opts.MaxProbes)
+	if err != nil {
+		return err
+	}
+	s.pl = pl
+	timing.mark("expand")
+	if ap, ok := s.opts.Printer.(interface{ AttachedProbes(int) error }); ok && !s.opts.Quiet {
+		// The printer knows the output format (text or JSON).
+		if err := ap.AttachedProbes(pl.total); err != nil {
+			return err
+		}
+	} else if !s.opts.Quiet {
+		plural := "s"
+		if pl.total == 1 {
+			plural = ""
+		}
+		fmt.Fprintf(s.opts.Stdout, "Attaching %d probe%s...\n", pl.total, plural)
+	}
+	if f, ok := s.opts.Stdout.(interface{ Flush() error }); ok {
+		f.Flush() // before BEGIN's output
+	}
+
+	// The reader runs before BEGIN so BEGIN's output prints while the
+	// probes attach.
+	var rd *ringbuf.Reader
+	if m := l.Maps[RingBufMap]; m != nil {
+		if rd, err = ringbuf.NewReader(m); err != nil {
+			return fmt.Errorf("open ring buffer: %w", err)
+		}
+		defer rd.Close()
+	}
+	exitCh := make(chan struct{})
+	readerDone := make(chan error, 1)
+	if rd != nil {
+		go func() { readerDone <- s.readLoop(rd, exitCh) }()
+	}
+	// A reader error return below must not leave the goroutine behind:
+	// closing the reader (deferred above) ends it.
+
+	// BEGIN runs before any other probe is attached, as in bpftrace: state
+	// it sets (@start = nsecs) predates every event.
+	if err := l.RunBegin(pl); err != nil {
+		return err
+	}
+	timing.mark("begin")
+
+	// SIGINT/SIGTERM are caught from here on, before the probes attach and
+	// the notify line tells a runner it may interrupt: a signal that came
+	// during the attach or right after that line still runs END and prints.
+	sigs := s.opts.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 2)
+		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+
+	start := time.Now()
+	if err := l.Attach(pl, env); err != nil {
+		return err
+	}
+	timing.mark("attach")
+	if s.opts.Verbose {
+		fmt.Fprintf(s.opts.Stderr, "attached %d probes in %v\n", pl.total, time.Since(start).Round(time.Millisecond))
+	}
+	if _, ok := os.LookupEnv(notifyEnv); ok {
+		// On stderr, as bpftrace: stdout may be JSON a reader parses.
+		fmt.Fprintln(s.opts.Stderr, notifyEnv)
+	}
+	if f, ok := s.opts.Stdout.(interface{ Flush() error }); ok {
+		f.Flush() // the runner waits for these lines
+	}
+
+	var childDone <-chan struct{}
+	if child != nil {
+		if err := child.release(); err != nil {
+			return err
+		}
+		childDone = child.done
+	}
+
+	// Stop conditions (sigs is registered before attaching).
+	var pidDone <-chan struct{}
+	if s.opts.PID > 0 {
+		stop := make(chan struct{})
+		defer close(stop)
+		pidDone = watchPID(s.opts.PID, stop)
+	}
+	var timeout <-chan time.Time
+	if s.opts.Timeout > 0 {
+		t := time.NewTimer(s.opts.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+
+	var loopErr error
+	stopReader := func() {
+		// Probes with the stop switch go quiet at once, so the reader
+		// catches up with a bounded backlog (the ring's contents) however
+		// fast events came.
+		if err := l.Stop(); err != nil {
+			fmt.Fprintf(s.opts.Stderr, "WARNING: %v\n", err)
+		}
+		if rd == nil {
+			return
+		}
+		rd.Flush() // hand out what is there, then stop
+		if e := <-readerDone; e != nil && loopErr == nil {
+			loopErr = e
+		}
+	}
+	select {
+	case <-exitCh:
+		if e := <-readerDone; e != nil {
+			loopErr = e
+		}
+	case e := <-readerDone:
+		loopErr = e
+	case <-ctx.Done():
+		stopReader()
+	case <-sigs:
+		timing.reset()
+		s.dropAfter.Store(time.Now().Add(interruptGrace).UnixNano())
+		stopReader()
+	case <-childDone:
+		stopReader()
+	case <-pidDone:
+		stopReader()
+	case <-timeout:
+		stopReader()
+	}
+	timing.mark("stop-reader")
+	if loopErr != nil {
+		return loopErr
+	}
+
+	// Stop and detach first so no more events arrive, then END, then the
+	// maps. Many slow perf-event attachments finish detaching in the
+	// background (detach.go).
+	if s.opts.Verbose {
+		if err := l.Stop(); err == nil {
+			if st, err := l.Stats(pl); err == nil {
+				writeStats(s.opts.Stderr, st)
+			}
+		}
+	}
+	if err := l.DetachAsync(); err != nil {
+		fmt.Fprintf(s.opts.Stderr, "WARNING: detach: %v\n", err)
+	}
+	timing.mark("detach")
+	if s.exited && rd != nil {
+		// bpftrace prints nothing after exit(): records the probes wrote
+		// after the exit record, before they were detached, are dropped.
+		if err := s.discard(rd); err != nil {
+			return err
+		}
+	}
+	s.dropAfter.Store(0) // END's own output always prints
+	if s.dropped > 0 {
+		fmt.Fprintf(s.opts.Stderr, "WARNING: %d events queued at the interrupt were not printed\n", s.dropped)
+	}
+	if err := l.RunEnd(pl); err != nil {
+		return err
+	}
+	timing.mark("end")
+	if rd != nil {
+		if err := s.drain(rd); err != nil {
+			return err
+		}
+	}
+	timing.mark("drain")
+	if err = s.finish(); err != nil {
+		return err
+	}
+	timing.mark("finish")
+	if s.exited && s.exitCode != 0 {
+		return &ExitCode{Code: s.exitCode}
+	}
+	return nil
+}
+
+// batchPause is how long the reader lets records gather once it has
+// emptied the ring, when it empties it more often than every 2*batchPause.
+// A reader faster than the producer would otherwise take one wakeup (and
+// one write) per record: at a million events a second that costs the
+// traced workload more than the events themselves. A pause lets at most
+// rate*batchPause records wait (500 at 1 M/s, 12 KiB), far below the
+// ring's size, and adds at most batchPause to when a line shows.
+const batchPause = 500 * time.Microsecond
+
+// readLoop dispatches records until exit(), a flush or an error. The
+// record and its buffer are reused; when a record leaves the ring empty the
+// printer may flush (Output.Drained).
+func (s *session) readLoop(rd *ringbuf.Reader, exitCh chan<- struct{}) error {
+	var rec ringbuf.Record
+	drained, _ := s.opts.Printer.(interface{ Drained() error })
+	var lastDrain time.Time
+	for {
+		err := rd.ReadInto(&rec)
+		if err != nil {
+			if errors.Is(err, ringbuf.ErrFlushed) || errors.Is(err, os.ErrClosed) || errors.Is(err, ringbuf.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("read ring buffer: %w", err)
+		}
+		exit, err := s.dispatch(rec.RawSample)
+		if err != nil {
+			return err
+		}
+		if exit {
+			close(exitCh)
+			return nil
+		}
+		if rec.Remaining == 0 {
+			if drained != nil {
+				s.mu.Lock()
+				err := drained.Drained()
+				s.mu.Unlock()
+				if err != nil {
+					return err
+				}
+			}
+			now := time.Now()
+			if now.Sub(s.lostCheck) >= lossCheckEvery {
+				s.lostCheck = now
+				s.mu.Lock()
+				err := s.reportLost()
+				s.mu.Unlock()
+				if err != nil {
+					return err
+				}
+			}
+			if now.Sub(lastDrain) < 2*batchPause {
+				time.Sleep(batchPause)
+			}
+			lastDrain = now
+		}
+	}
+}
+
+// discard reads and drops what is in the ring buffer now.
+func (s *session) discard(rd *ringbuf.Reader) error {
+	return readNow(rd, func([]byte) (bool, error) { return false, nil })
+}
+
+// drain handles what is left in the ring buffer (END's output).
+func (s *session) drain(rd *ringbuf.Reader) error {
+	return readNow(rd, s.dispatch)
+}
+
+// readNow hands each record in the ring buffer now to handle, until it is
+// empty or handle says stop (exit()) or fails.
+func readNow(rd *ringbuf.Reader, handle func([]byte) (stop bool, err error)) error {
+	rd.SetDeadline(time.Now())
+	var rec ringbuf.Record
+	for {
+		if err := rd.ReadInto(&rec); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, ringbuf.ErrFlushed) {
+				return nil
+			}
+			return fmt.Errorf("read ring buffer: %w", err)
+		}
+		if stop, err := handle(rec.RawSample); err != nil || stop {
+			return err
+		}
+	}
+}
+
+// dispatch handles one ring-buffer record; it reports whether the record
+// was exit().
+func (s *session) dispatch(rec []byte) (exit bool, err error) {
+	if len(rec) < 8 {
+		return false, fmt.Errorf("ring buffer record of %d bytes has no event ID", len(rec))
+	}
+	id := binary.LittleEndian.Uint64(rec)
+	if id >= uint64(len(s.spec.Events)) {
+		return false, fmt.Errorf("ring buffer record has unknown event ID %d", id)
+	}
+	ev := s.spec.Events[id]
+	payload := rec[8:]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d := s.dropAfter.Load(); d != 0 && ev.Kind != compiler.EvExit && time.Now().UnixNano() > d {
+		s.dropped++
+		return false, nil
+	}
+	switch ev.Kind {
+	case compiler.EvExit:
+		// The first exit() decides the status; its payload is the code
+		// when exit(code) gave one (compiler/ABI.md).
+		if !s.exited {
+			s.exited = true
+			if len(payload) >= 8 {
+				s.exitCode = int(int64(binary.LittleEndian.Uint64(payload)))
+			}
+		}
+		return true, nil
+	case compiler.EvPrint:
+		ms := s.l.mapSpecByUserName(ev.Map)
+		if ms == nil {
+			return false, fmt.Errorf("print: unknown map %s", ev.Map)
+		}
+		md, err := s.l.ReadMap(ms)
+		if err != nil {
+			return false, err
+		}
+		return false, s.opts.Printer.PrintMap(ev, payload, md)
+	case compiler.EvClear, compiler.EvZero:
+		ms := s.l.mapSpecByUserName(ev.Map)
+		if ms == nil {
+			return false, fmt.Errorf("clear/zero: unknown map %s", ev.Map)
+		}
+		if ev.Kind == compiler.EvClear {
+			return false, s.l.ClearMap(ms)
+		}
+		return false, s.l.ZeroMap(ms)
+	}
+	return false, s.opts.Printer.Event(ev, payload)
+}
+
+// finish prints every user map (sorted by name) and the loss counters.
+func (s *session) finish() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var maps []*MapData
+	for _, ms := range s.l.UserMaps() {
+		md, err := s.l.ReadMap(ms)
+		if err != nil {
+			return err
+		}
+		maps = append(maps, md)
+	}
+	sort.SliceStable(maps, func(i, j int) bool { return maps[i].Spec.User.Name < maps[j].Spec.User.Name })
+	// Losses first, as bpftrace reports them while events stream.
+	if err := s.reportLost(); err != nil {
+		return err
+	}
+	if err := s.opts.Printer.Maps(maps); err != nil {
+		return err
+	}
+	if err := s.opts.Printer.Flush(); err != nil {
+		return err
+	}
+	if w, ok := s.opts.Printer.(interface{ ExitWarnings() []string }); ok {
+		for _, line := range w.ExitWarnings() {
+			fmt.Fprintln(s.opts.Stderr, line)
+		}
+	}
+	if n := s.l.counter(MapFullMap); n > 0 {
+		fmt.Fprintf(s.opts.Stderr, "WARNING: %d map updates failed because a map was full (raise GOTRACE_MAP_KEYS_MAX)\n", n)
+	}
+	return nil
+}
+
+// lossCheckEvery is how often the reader reads the loss counter while
+// events stream (one map lookup).
+const lossCheckEvery = time.Second
+
+// reportLost prints "Lost N events" (bpftrace's words) for the events the
+// programs could not put in the full ring buffer since the last report.
+// The compiler counts them in the lost_events map (compiler/ABI.md).
+// Callers hold s.mu.
+func (s *session) reportLost() error {
+	if s.l.Maps[LostEventsMap] == nil {
+		return nil
+	}
+	n := s.l.counter(LostEventsMap)
+	if n <= s.lostSeen {
+		return nil
+	}
+	d := n - s.lostSeen
+	s.lostSeen = n
+	if lp, ok := s.opts.Printer.(interface{ LostEvents(uint64) error }); ok {
+		return lp.LostEvents(d)
+	}
+	_, err := fmt.Fprintf(s.opts.Stdout, "Lost %d events\n", d)
+	return err
+}
+
+// reportPrograms prints each program's instruction counts (-v).
+func (s *session) reportPrograms() {
+	for _, p := range s.spec.Programs {
+		prog := s.l.Programs[p.Name]
+		if prog == nil {
+			continue
+		}
+		line := fmt.Sprintf("program %s: %d instructions", p.Name, len(p.Insns))
+		if info, err := prog.Info(); err == nil {
+			if n, ok := info.VerifiedInstructions(); ok {
+				line += fmt.Sprintf(", %d verified", n)
+			}
+		}
+		fmt.Fprintln(s.opts.Stderr, line)
+	}
+}
+
+var _ io.Closer = (*ringbuf.Reader)(nil)
+var _ = ebpf.RingBuf

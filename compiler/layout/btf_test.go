@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/gotrace/gotrace/compiler/layout/internal/btfdump"
 	"github.com/gotrace/gotrace/lang/types"
 )
 
@@ -157,26 +160,46 @@ struct holder { struct qstr q; struct list_head l; pid_t p; struct unknown_thing
 	}
 }
 
+// The kernel structs of the layout golden tests: testdata/kernel_structs.h
+// holds their C declarations and testdata/kernel_structs.btf their BTF, both
+// written by mkfixture from one kernel.
+var goldenStructs = []string{"list_head", "hlist_node", "rb_node", "callback_head", "sock_common", "qstr", "path",
+	"file", "inode", "sk_buff", "task_struct", "mm_struct", "cred", "timespec64"}
+
 // TestGoldenKernelStructs lays out the C declarations in
-// testdata/kernel_structs.h (printed from this kernel's BTF by mkfixture)
-// and checks every member's offset, bit position and size against BTF.
+// testdata/kernel_structs.h and checks every member's offset, bit position
+// and size against the committed BTF of the same kernel (offline).
 func TestGoldenKernelStructs(t *testing.T) {
-	if _, err := os.Stat(DefaultBTFPath); err != nil {
-		needKernel(t, "no kernel BTF: %v", err)
-		return
-	}
 	src, err := os.ReadFile("testdata/kernel_structs.h")
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := ParseC(string(src), "x86_64")
+	compareStructs(t, string(src), New(Options{BTFPath: "testdata/kernel_structs.btf"}))
+}
+
+// TestLiveKernelStructs does the same for the running kernel: the structs'
+// declarations printed from its BTF now (as mkfixture prints them), laid out
+// from the C text, against its BTF.
+func TestLiveKernelStructs(t *testing.T) {
+	spec, err := btf.LoadSpec(DefaultBTFPath)
+	if err != nil {
+		needKernel(t, "no kernel BTF: %v", err)
+		return
+	}
+	src, err := btfdump.Header(spec, goldenStructs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kernel := New(Options{})
-	structs := []string{"list_head", "hlist_node", "rb_node", "callback_head", "sock_common", "qstr", "path",
-		"file", "inode", "sk_buff", "task_struct", "mm_struct", "cred", "timespec64"}
-	for _, name := range structs {
+	compareStructs(t, src, New(Options{}))
+}
+
+func compareStructs(t *testing.T, src string, kernel *Sources) {
+	t.Helper()
+	d, err := ParseC(src, "x86_64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range goldenStructs {
 		c, err := d.Lookup("struct " + name)
 		if err != nil {
 			t.Errorf("C struct %s: %v", name, err)

@@ -1324,6 +1324,7 @@ struct mm_struct {
 		struct list_head mmlist;
 		struct rcuwait vma_writer_wait;
 		seqcount_t mm_lock_seq;
+		atomic64_t futex_unique_id;
 		struct mutex futex_hash_lock;
 		struct futex_private_hash *futex_phash;
 		struct futex_private_hash *futex_phash_new;
@@ -1376,7 +1377,7 @@ struct mm_struct {
 		long unsigned int ksm_rmap_items;
 		atomic_long_t ksm_zero_pages;
 		mm_id_t mm_id;
-		unsigned char __pad4[28];
+		unsigned char __pad4[20];
 	} ;
 	long unsigned int cpu_bitmap[0];
 };

@@ -2,6 +2,7 @@ package stdlib
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/cilium/ebpf/asm"
 
@@ -89,11 +90,11 @@ func init() {
 			if !isStr {
 				return fmt.Errorf("signal() needs a constant signal")
 			}
-			n, known := signals[s]
+			n, known := Signals[s]
 			if !known {
 				return fmt.Errorf("unknown signal %q", s)
 			}
-			v = n
+			v = int64(n)
 		}
 		g.Emit(asm.Mov.Imm(asm.R1, int32(v)), asm.FnSendSignal.Call())
 		return nil
@@ -110,7 +111,7 @@ func init() {
 	}
 	Gens["reg"] = func(g Gen, c *Call) error {
 		name, ok := litString(c.Args[0])
-		off, known := ptRegs[name]
+		off, known := RegOffset(runtime.GOARCH, name)
 		if !ok || !known {
 			return fmt.Errorf("reg(): unknown register %q", name)
 		}
@@ -132,17 +133,16 @@ func sizeCode(n int) asm.Size {
 	return asm.DWord
 }
 
-// x86-64 struct pt_regs, by register name.
-var ptRegs = map[string]int16{
-	"r15": 0, "r14": 8, "r13": 16, "r12": 24, "bp": 32, "bx": 40, "r11": 48, "r10": 56,
-	"r9": 64, "r8": 72, "ax": 80, "cx": 88, "dx": 96, "si": 104, "di": 112, "orig_ax": 120,
-	"ip": 128, "cs": 136, "flags": 144, "sp": 152, "ss": 160,
-}
-
-var signals = map[string]int64{
-	"SIGHUP": 1, "SIGINT": 2, "SIGQUIT": 3, "SIGILL": 4, "SIGTRAP": 5, "SIGABRT": 6, "SIGBUS": 7,
-	"SIGFPE": 8, "SIGKILL": 9, "SIGUSR1": 10, "SIGSEGV": 11, "SIGUSR2": 12, "SIGPIPE": 13,
-	"SIGALRM": 14, "SIGTERM": 15, "SIGCHLD": 17, "SIGCONT": 18, "SIGSTOP": 19, "SIGTSTP": 20,
+// RegOffset is the offset of a register in the architecture's struct
+// pt_regs (user_pt_regs on arm64), as reg() reads it: Registers lists each
+// architecture's registers in pt_regs order, 8 bytes each.
+func RegOffset(goarch, name string) (int16, bool) {
+	for i, r := range Registers[goarch] {
+		if r == name {
+			return int16(8 * i), true
+		}
+	}
+	return 0, false
 }
 
 func litString(e lang.Expr) (string, bool) {

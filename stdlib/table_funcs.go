@@ -68,7 +68,9 @@ func isConstLike(e lang.Expr) bool {
 }
 
 // Registers each architecture's reg() accepts (pt_regs member names as
-// bpftrace spells them).
+// bpftrace spells them), in struct pt_regs order: x86-64's pt_regs and
+// arm64's user_pt_regs (regs[0..30], sp, pc, pstate) are arrays of 8-byte
+// members, so a register's offset is 8 times its index (RegOffset).
 var Registers = map[string][]string{
 	"amd64": {"r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax", "cx", "dx",
 		"si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss"},

@@ -272,6 +272,21 @@ func (g *gen) EventFormat(kind stdlib.EventKind, format string, args *types.Type
 
 func (g *gen) KernelSymbol(name string) (uint64, bool) { return g.c.kernelSymbol(name) }
 
+func (g *gen) MemberAddr(e lang.Expr) (asm.Register, bool, error) {
+	r, _, ok, err := g.kaddr(e)
+	return r, ok, err
+}
+
+func (g *gen) KernelVar(name string) (uint32, bool, error) {
+	r, ok := g.c.res.Opts.Resolver.(interface {
+		KernelVar(string) (uint32, bool, error)
+	})
+	if !ok {
+		return 0, false, fmt.Errorf("no kernel BTF to resolve variable %q", name)
+	}
+	return r.KernelVar(name)
+}
+
 // USDTSites are the sites of every usdt attach point of the program.
 func (g *gen) USDTSites() ([]stdlib.USDTSite, error) {
 	if g.c.opts.USDTSites == nil {

@@ -157,6 +157,9 @@ func collectionSpec(spec *compiler.Spec) (*ebpf.CollectionSpec, error) {
 		if m.Type == ebpf.RingBuf {
 			ms.MaxEntries = ringBufSize(ms.MaxEntries)
 		}
+		if m.Type == ebpf.StackTrace {
+			ms.MaxEntries = stackMapEntries(ms.MaxEntries)
+		}
 		if noPrealloc(spec, m) {
 			ms.Flags |= unix.BPF_F_NO_PREALLOC
 		}
@@ -271,6 +274,19 @@ func ringBufSize(compiled uint32) uint32 {
 		n <<= 1
 	}
 	return uint32(n)
+}
+
+// stackMapEntries is a STACK_TRACE map's max_entries: the compiler's
+// (sym.DefaultStackMapEntries) unless GOTRACE_STACK_MAP_ENTRIES gives
+// another (positive) count. bpftrace has no such setting (it always
+// reserves 131072 entries); a smaller map costs less locked memory and
+// loses more distinct stacks to hash collisions, which gotrace counts and
+// reports at exit.
+func stackMapEntries(compiled uint32) uint32 {
+	if v, ok := envInt("STACK_MAP_ENTRIES"); ok && v > 0 && v <= 1<<24 {
+		return uint32(v)
+	}
+	return compiled
 }
 
 // envInt reads GOTRACE_<name>, else BPFTRACE_<name>.
@@ -481,9 +497,17 @@ const defaultRBPagesPerCPU = 64
 // closes it): on a kernel that refuses fentry/fexit, this is how a
 // kfunc/kretfunc program still goes through the verifier. Its context reads
 // (the argument slots) are in bounds of pt_regs; its helpers are the
-// tracing ones both program types allow.
+// tracing ones both program types allow, except bpf_d_path (path()), which
+// only fentry/fexit programs may call: its calls become r0 = 0 here, so the
+// rest of the program is verified but not that helper's own argument check
+// (a struct path pointer the verifier trusts).
 func verifyAsKprobe(cs *ebpf.CollectionSpec, ps *ebpf.ProgramSpec, maps map[string]*ebpf.Map) error {
 	kp := ps.Copy()
+	for i, ins := range kp.Instructions {
+		if ins.IsBuiltinCall() && asm.BuiltinFunc(ins.Constant) == asm.FnDPath {
+			kp.Instructions[i] = asm.Mov.Imm(asm.R0, 0).WithMetadata(ins.Metadata)
+		}
+	}
 	kp.Type = ebpf.Kprobe
 	kp.AttachType = 0
 	kp.AttachTo = ""

@@ -97,6 +97,13 @@ type Gen interface {
 	EventFormat(kind EventKind, format string, args *types.Type) int
 	// KernelSymbol resolves a kernel symbol's address at compile time.
 	KernelSymbol(name string) (uint64, bool)
+	// MemberAddr emits the address of a record reached through a pointer
+	// (p->f, *p, p[i] and members of those) into a callee-saved register,
+	// without reading it; ok is false when e is not such an expression.
+	MemberAddr(e lang.Expr) (r asm.Register, ok bool, err error)
+	// KernelVar resolves a global variable of the kernel to its vmlinux
+	// BTF ID (for a BPF_PSEUDO_BTF_ID load) and says whether it is per-CPU.
+	KernelVar(name string) (id uint32, percpu bool, err error)
 	// USDTSites are the sites of the usdt probe being compiled, with
 	// their decoded argument specs.
 	USDTSites() ([]USDTSite, error)

@@ -37,9 +37,7 @@ func init() {
 	Gens["cgroupid"] = genCgroupid
 	Gens["path"] = genPath
 	Gens["join"] = genJoin
-	Gens["percpu_kaddr"] = func(g Gen, c *Call) error {
-		return fmt.Errorf("not supported: it needs a BTF ksym relocation of the per-CPU variable, which the compiler does not emit")
-	}
+	Gens["percpu_kaddr"] = genPercpuKaddr
 	attachGens()
 }
 
@@ -307,6 +305,54 @@ func setConst(g Gen, v uint64) {
 	g.SetResult(asm.R0)
 }
 
+// pseudoBTFID is BPF_PSEUDO_BTF_ID: a 64-bit immediate load whose
+// immediate is the BTF ID of a kernel variable (in vmlinux: the second
+// half's immediate, the BTF object's fd, is 0); the verifier turns it into
+// the variable's address, typed, or for a per-CPU variable into a per-CPU
+// pointer that bpf_this_cpu_ptr/bpf_per_cpu_ptr take.
+const pseudoBTFID = asm.Register(3)
+
+// genPercpuKaddr is percpu_kaddr(name): bpf_this_cpu_ptr(&name), the
+// variable's address on this CPU; percpu_kaddr(name, cpu) is
+// bpf_per_cpu_ptr(&name, cpu), 0 for a CPU that does not exist.
+func genPercpuKaddr(g Gen, c *Call) error {
+	name, ok := litString(c.Args[0])
+	if !ok {
+		return fmt.Errorf("the variable must be a string literal")
+	}
+	id, percpu, err := g.KernelVar(name)
+	if err != nil {
+		return &UserError{Msg: fmt.Sprintf("Could not resolve variable \"%s\" from BTF: %v", name, err)}
+	}
+	if !percpu {
+		return &UserError{Msg: fmt.Sprintf("\"%s\" is not a per-CPU variable of the kernel (not in BTF's .data..percpu); kaddr(\"%s\") gives its address", name, name)}
+	}
+	if _, found := g.KernelSymbol(name); !found {
+		// The verifier finds the variable's address with kallsyms, which
+		// lists data symbols only with CONFIG_KALLSYMS_ALL.
+		return &UserError{Msg: fmt.Sprintf("percpu_kaddr: the kernel cannot resolve \"%s\": it is not in /proc/kallsyms (a kernel without CONFIG_KALLSYMS_ALL lists no data symbols there, and the verifier resolves the variable through them)", name)}
+	}
+	load := asm.Instruction{OpCode: asm.LoadImmOp(asm.DWord), Dst: asm.R1, Src: pseudoBTFID, Constant: int64(id)}
+	if len(c.Args) == 1 {
+		g.Emit(load, asm.FnThisCpuPtr.Call())
+		g.SetResult(asm.R0)
+		return nil
+	}
+	cpu, err := g.EvalInt(c.Args[1])
+	if err != nil {
+		return err
+	}
+	g.Emit(asm.Mov.Reg(asm.R2, cpu), load, asm.FnPerCpuPtr.Call())
+	g.Free(cpu)
+	// A CPU without the variable gives NULL: make both outcomes plain
+	// values (the verifier knows R0 is 0 on the branch taken).
+	done := g.Label("percpu_done")
+	g.Emit(asm.JNE.Imm(asm.R0, 0, done), asm.Mov.Imm(asm.R0, 0))
+	g.Place(done)
+	g.SetResult(asm.R0)
+	return nil
+}
+
 // genKaddr resolves the symbol at compile time: the value is a constant.
 func genKaddr(g Gen, c *Call) error {
 	name, ok := litString(c.Args[0])
@@ -414,7 +460,18 @@ func genPath(g Gen, c *Call) error {
 	if t := c.Expr.Type(); t != nil && t.Size > 0 {
 		size = t.Size
 	}
-	r, err := g.EvalInt(c.Args[0])
+	var r asm.Register
+	var err error
+	if t := c.Args[0].Type(); t != nil && t.Kind == types.Record {
+		// path(file->f_path): the member's address, as the kernel's own
+		// pointer (bpf_d_path takes only pointers the verifier trusts).
+		var ok bool
+		if r, ok, err = g.MemberAddr(c.Args[0]); err == nil && !ok {
+			err = &UserError{Msg: "path() needs a struct path reached through a pointer (args->file->f_path) or a struct path *"}
+		}
+	} else {
+		r, err = g.EvalInt(c.Args[0])
+	}
 	if err != nil {
 		return err
 	}

@@ -453,7 +453,7 @@ var _ = rows(
 			}
 			return types.BoolType
 		}},
-	&Builtin{Name: "path", Kind: Func, Sig: "path(struct path *p)", MinArgs: 1, MaxArgs: 1,
+	&Builtin{Name: "path", Kind: Func, Sig: "path(struct path *p | struct path p)", MinArgs: 1, MaxArgs: 1,
 		Probes: []string{"kfunc", "kretfunc", "iter"}, Helpers: []string{"bpf_d_path"},
 		Doc: "full path of a struct path (kfunc/iter probes; bpf_d_path)",
 		Check: func(c Checker, call *Call) *types.Type {
@@ -462,7 +462,9 @@ var _ = rows(
 			}) {
 				return types.InvalidType
 			}
-			if t := call.Args[0].Type(); !invalid(t) && t.Kind != types.Pointer && !isInt(t) {
+			// A struct path member (file->f_path) stands for its address,
+			// as in bpftrace.
+			if t := call.Args[0].Type(); !invalid(t) && t.Kind != types.Pointer && !isInt(t) && !(t.Kind == types.Record && t.Name == "struct path") {
 				c.Errorf(call.Expr, "path() only supports pointer arguments (%s provided)", KindOfValue(t))
 				return types.InvalidType
 			}

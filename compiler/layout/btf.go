@@ -511,3 +511,34 @@ func (b *btfSource) present() bool {
 	fi, err := os.Stat(b.path)
 	return err == nil && fi.Size() > 0
 }
+
+// kernelVar returns the BTF ID of vmlinux's global variable name and
+// whether it is per-CPU (in the .data..percpu section). Module variables
+// are not looked up: a BTF ID of theirs would need the module's BTF file
+// descriptor in the instruction.
+func (b *btfSource) kernelVar(name string) (id uint32, percpu bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	spec, err := b.load()
+	if err != nil {
+		return 0, false, err
+	}
+	var v *btf.Var
+	if err := spec.TypeByName(name, &v); err != nil {
+		return 0, false, fmt.Errorf("no variable %q in the kernel's BTF (%s)", name, b.path)
+	}
+	tid, err := spec.TypeID(v)
+	if err != nil {
+		return 0, false, err
+	}
+	var ds *btf.Datasec
+	if err := spec.TypeByName(".data..percpu", &ds); err == nil {
+		for _, vs := range ds.Vars {
+			if vs.Type == v {
+				percpu = true
+				break
+			}
+		}
+	}
+	return uint32(tid), percpu, nil
+}

@@ -286,3 +286,9 @@ func (r *Sources) TracepointMatches(category, event string) ([][2]string, error)
 	}
 	return out, nil
 }
+
+// KernelVar returns the vmlinux BTF ID of the kernel's global variable name
+// and whether it is a per-CPU variable (percpu_kaddr).
+func (r *Sources) KernelVar(name string) (id uint32, percpu bool, err error) {
+	return r.btf.kernelVar(name)
+}

@@ -401,11 +401,15 @@ HINT: run with --unsafe to allow it
 var overrideScript = unsafeScriptOf("TestUnsupportedHere", `kprobe:__x64_sys_getpid { override(-1); }`)
 var pathScript = scriptOf("TestUnsupportedHere", `kfunc:vfs_open { printf("%s\n", path(args->path)); exit(); }`)
 var percpuScript = scriptOf("TestUnsupportedHere", `BEGIN { printf("%d\n", percpu_kaddr("runqueues")); exit(); }`)
+var percpuMissing = scriptOf("TestUnsupportedHere", `BEGIN { printf("%d\n", percpu_kaddr("no_such_var")); exit(); }`)
+var pathDryRun = scriptOf("TestUnsupportedHere", `kfunc:filp_close { @[path(args->filp->f_path)] = count(); }`)
 var pathWrongProbe = scriptOf("TestUnsupportedHere", `tracepoint:syscalls:sys_enter_openat { print(path(0)); }`)
 
 // TestUnsupportedHere: builtins this kernel cannot run fail with a precise
-// message: override (kprobes compiled out), path (fentry refused),
-// percpu_kaddr (no ksym relocation), path on a tracepoint (checker).
+// message: override (kprobes compiled out), path (fentry refused; --dry-run
+// still verifies the rest of the program), percpu_kaddr (no data symbols in
+// kallsyms), path on a tracepoint (checker). The VM test runs path and
+// percpu_kaddr for real (runtime/vmtest, guest TestBuiltins).
 func TestUnsupportedHere(t *testing.T) {
 	requireTracing(t)
 	for _, c := range []struct {
@@ -415,7 +419,8 @@ func TestUnsupportedHere(t *testing.T) {
 		// CONFIG_BPF_KPROBE_OVERRIDE is off: the helper check names it.
 		{[]string{"--unsafe", "-e", overrideScript}, "stdin:1:27-39: ERROR: override() is not supported by this kernel: it needs the BPF helper bpf_override_return (added in Linux 4.16)"},
 		{[]string{"-e", pathScript}, "stdin:1:1-15: ERROR: kfunc:vfs_open: this kernel refuses fentry/fexit programs"},
-		{[]string{"-e", percpuScript}, "stdin:1:24-49: ERROR: percpu_kaddr: not supported: it needs a BTF ksym relocation of the per-CPU variable, which the compiler does not emit"},
+		{[]string{"-e", percpuScript}, `stdin:1:24-49: ERROR: percpu_kaddr: the kernel cannot resolve "runqueues": it is not in /proc/kallsyms (a kernel without CONFIG_KALLSYMS_ALL lists no data symbols there, and the verifier resolves the variable through them)`},
+		{[]string{"-e", percpuMissing}, `stdin:1:24-51: ERROR: Could not resolve variable "no_such_var" from BTF: no variable "no_such_var" in the kernel's BTF (/sys/kernel/btf/vmlinux)`},
 		{[]string{"-e", pathWrongProbe}, `stdin:1:40-53: ERROR: path can not be used with "tracepoint" probes`},
 	} {
 		msg := gtErr(t, c.args...)
@@ -423,6 +428,12 @@ func TestUnsupportedHere(t *testing.T) {
 			t.Errorf("%q: stderr lacks %q:\n%s", c.args, c.want, msg)
 		}
 		t.Logf("%s", msg)
+	}	// --dry-run verifies a path() program as a kprobe-type stand-in (the
+	// bpf_d_path call left out) and says it cannot attach here.
+	r := run(t, testkit.Gotrace(t), "--dry-run", "-e", pathDryRun)
+	want := "WARNING: kfunc:filp_close: this kernel refuses fentry/fexit programs (BPF trampolines need CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS); it passed the verifier loaded as a kprobe-type program instead, and cannot attach here\n"
+	if r.ExitCode != 0 || r.Stderr != want {
+		t.Errorf("--dry-run path(): exit %d, stderr %q, want 0 and %q", r.ExitCode, r.Stderr, want)
 	}
 }
 

@@ -37,6 +37,13 @@ func TestMain(m *testing.M) {
 		getpidLoop(n)
 		os.Exit(0)
 	}
+	if v := os.Getenv("GOTRACE_VM_OPEN"); v != "" {
+		var n int
+		var path string
+		fmt.Sscan(v, &n, &path)
+		openLoop(n, path)
+		os.Exit(0)
+	}
 	if !inVM {
 		os.Exit(m.Run())
 	}
@@ -264,6 +271,83 @@ func getpidLoop(n int) {
 	if err := <-done; err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+}
+
+// openLoop opens and closes path n times on a thread named loopComm.
+func openLoop(n int, path string) {
+	onLoopThread(func() error {
+		for range n {
+			fd, err := unix.Open(path, unix.O_RDONLY, 0)
+			if err != nil {
+				return err
+			}
+			unix.Close(fd)
+		}
+		return nil
+	})
+}
+
+// onLoopThread runs work on a thread of its own named loopComm, and exits
+// the process if it fails.
+func onLoopThread(work func() error) {
+	done := make(chan error)
+	go func() {
+		goruntime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&[]byte(loopComm + "\x00")[0])), 0, 0, 0); err != nil {
+			done <- fmt.Errorf("prctl(PR_SET_NAME): %w", err)
+			return
+		}
+		done <- work()
+	}()
+	if err := <-done; err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// TestBuiltins runs builtins that need what this machine's kernel lacks
+// and the VM's has: path() (bpf_d_path, fentry programs only) and
+// percpu_kaddr() (per-CPU variables resolved through kallsyms, which
+// lists data symbols only with CONFIG_KALLSYMS_ALL). The VM has 2 CPUs.
+func TestBuiltins(t *testing.T) {
+	requireVM(t)
+	if _, err := os.Stat("/bin/gotrace"); err != nil {
+		t.Skip("no /bin/gotrace in the initramfs")
+	}
+	for _, tc := range []struct {
+		name, script, env, want string
+	}{
+		// cpu_number is each CPU's own number; a CPU that does not exist
+		// has no copy (NULL).
+		{"percpu_kaddr", `BEGIN { printf("%d %d %d %d\n", *(int32 *)percpu_kaddr("cpu_number", 0), *(int32 *)percpu_kaddr("cpu_number", 1), ` +
+			`percpu_kaddr("cpu_number", 2), *(int32 *)percpu_kaddr("cpu_number") == cpu); exit(); }`, "",
+			"Attaching 1 probe...\n0 1 0 1\n\n\n"},
+		{"percpu_kaddr-probe", `kfunc:` + target + ` /comm == "` + loopComm + `"/ { @[*(int32 *)percpu_kaddr("cpu_number") == cpu] = count(); }`,
+			"GOTRACE_VM_GETPID=300", "Attaching 1 probe...\n\n\n@[1]: 300\n"},
+		{"path", `kfunc:filp_close /comm == "` + loopComm + `"/ { @[path(args->filp->f_path)] = count(); }`,
+			"GOTRACE_VM_OPEN=7 /bin/gotrace", "Attaching 1 probe...\n\n\n@[/bin/gotrace]: 7\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"-e", tc.script}
+			if tc.env != "" {
+				args = append([]string{"-c", "/init"}, args...)
+			}
+			cmd := exec.Command("/bin/gotrace", args...)
+			if tc.env != "" {
+				cmd.Env = append(os.Environ(), tc.env)
+			}
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			t.Logf("gotrace %q:\n%s%s", args, stdout.String(), stderr.String())
+			if err != nil {
+				t.Fatalf("gotrace: %v", err)
+			}
+			if stdout.String() != tc.want {
+				t.Errorf("stdout = %q, want %q", stdout.String(), tc.want)
+			}
+		})
 	}
 }
 

@@ -428,7 +428,7 @@ func TestUnsupportedHere(t *testing.T) {
 			t.Errorf("%q: stderr lacks %q:\n%s", c.args, c.want, msg)
 		}
 		t.Logf("%s", msg)
-	}	// --dry-run verifies a path() program as a kprobe-type stand-in (the
+	} // --dry-run verifies a path() program as a kprobe-type stand-in (the
 	// bpf_d_path call left out) and says it cannot attach here.
 	r := run(t, testkit.Gotrace(t), "--dry-run", "-e", pathDryRun)
 	want := "WARNING: kfunc:filp_close: this kernel refuses fentry/fexit programs (BPF trampolines need CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS); it passed the verifier loaded as a kprobe-type program instead, and cannot attach here\n"

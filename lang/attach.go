@@ -118,7 +118,13 @@ func ParseAttachPoint(raw string, sp Span) (*AttachPoint, error) {
 		if len(parts) == 1 {
 			return nil, fmt.Errorf("invalid attach point: %s (expected provider:target, BEGIN or END)", raw)
 		}
-		return nil, fmt.Errorf("invalid provider name: %s", parts[0])
+		names := make([]string, 0, len(providerAliases))
+		for n := range providerAliases {
+			if len(n) > 2 { // full names, not one- or two-letter aliases
+				names = append(names, n)
+			}
+		}
+		return nil, &HintError{Msg: "invalid provider name: " + parts[0], Hint: Suggest(parts[0], names)}
 	}
 	ap.Provider = prov
 	args := parts[1:]

@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -151,7 +152,12 @@ func (l *lowerer) probe(g *gProbe) *Probe {
 			err = fmt.Errorf("Not a positional parameter")
 		}
 		if err != nil {
-			l.diags.Errorf(sp, "%s", err.Error())
+			hint := ""
+			var he *HintError
+			if errors.As(err, &he) {
+				hint = he.Hint
+			}
+			l.diags.Add(Error, sp, hint, "%s", err.Error())
 			ap = &AttachPoint{Loc: Loc(sp), Raw: a.Raw}
 		}
 		p.Attach = append(p.Attach, ap)

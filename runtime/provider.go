@@ -111,7 +111,12 @@ func (e *ProbeError) Error() string {
 		return "ERROR: " + e.Err.Error()
 	}
 	d := &lang.Diagnostics{Src: e.Src}
-	d.Errorf(e.AP.Span(), "%s", e.Err.Error())
+	hint := ""
+	var he *lang.HintError
+	if errors.As(e.Err, &he) {
+		hint = he.Hint
+	}
+	d.Add(lang.Error, e.AP.Span(), hint, "%s", e.Err.Error())
 	return d.Error()
 }
 

@@ -33,7 +33,7 @@ func (tracepointProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, erro
 			return nil, err
 		}
 		if !tracepointExists(cat, ev) {
-			return nil, fmt.Errorf("tracepoint not found: %s:%s", cat, ev)
+			return nil, &lang.HintError{Msg: fmt.Sprintf("tracepoint not found: %s:%s", cat, ev), Hint: suggestTracepoint(cat, ev)}
 		}
 		return []*Probe{{Name: "tracepoint:" + cat + ":" + ev, Target: cat, Func: ev}}, nil
 	}
@@ -128,4 +128,40 @@ func tracepointID(cat, name string) (uint64, error) {
 		return 0, fmt.Errorf("tracepoint %s:%s: bad id %q", cat, name, b)
 	}
 	return id, nil
+}
+
+// suggestTracepoint is the "did you mean" of a tracepoint that does not
+// exist: the closest event of the category, or of the closest category.
+func suggestTracepoint(cat, ev string) string {
+	dir, err := tracefsDir()
+	if err != nil {
+		return ""
+	}
+	subdirs := func(d string) []string {
+		ents, _ := os.ReadDir(d)
+		var names []string
+		for _, e := range ents {
+			if e.IsDir() {
+				names = append(names, e.Name())
+			}
+		}
+		return names
+	}
+	events := filepath.Join(dir, "events")
+	if _, err := os.Stat(filepath.Join(events, cat)); err != nil {
+		var all []string
+		for _, c := range subdirs(events) {
+			if lang.EditDistance(c, cat) <= max(1, len(cat)/3) {
+				for _, e := range subdirs(filepath.Join(events, c)) {
+					all = append(all, c+":"+e)
+				}
+			}
+		}
+		return lang.Suggest(cat+":"+ev, all)
+	}
+	var names []string
+	for _, e := range subdirs(filepath.Join(events, cat)) {
+		names = append(names, cat+":"+e)
+	}
+	return lang.Suggest(cat+":"+ev, names)
 }

@@ -379,50 +379,9 @@ func (c *checker) LookupType(name string) (*types.Type, error) {
 
 // ---- did you mean ----
 
-func suggest(name string, candidates []string) string {
-	best, bestD := "", 1<<30
-	for _, cand := range candidates {
-		if cand == name {
-			continue
-		}
-		d := editDistance(strings.ToLower(name), strings.ToLower(cand))
-		if d < bestD || (d == bestD && cand < best) {
-			best, bestD = cand, d
-		}
-	}
-	limit := max(1, len(strings.TrimLeft(name, "$@"))/3)
-	if best == "" || bestD > limit || bestD >= len(name) {
-		return ""
-	}
-	return fmt.Sprintf("did you mean %q?", best)
-}
+func suggest(name string, candidates []string) string { return lang.Suggest(name, candidates) }
 
-// editDistance is the optimal string alignment distance: insertions,
-// deletions, substitutions and swaps of adjacent characters each cost 1, so
-// a typo like "pdi" for "pid" is one edit away.
-func editDistance(a, b string) int {
-	pp := make([]int, len(b)+1) // row i-2, for transpositions
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], pp[j-2]+1)
-			}
-		}
-		pp, prev, cur = prev, cur, pp
-	}
-	return prev[len(b)]
-}
+func editDistance(a, b string) int { return lang.EditDistance(a, b) }
 
 // ---- fixup ----
 

@@ -29,10 +29,14 @@ type Options struct {
 	HelperCheck int      // -k (1), -kk (2)
 	// ChildCommand: -c gives a command, so cpid has a value.
 	ChildCommand bool
+	// DumpAST keeps the parsed program's dump, before the checker types
+	// it, in Compiled.AST (-d).
+	DumpAST bool
 }
 
 // Compiled is everything Compile produced, for printing stages (-d) too.
 type Compiled struct {
+	AST     string // lang.Dump of the parsed program (Options.DumpAST)
 	Prog    *lang.Program
 	Checked *check.Result
 	Spec    *compiler.Spec
@@ -48,6 +52,9 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		return out, err
 	}
 	out.Prog = prog
+	if opts.DumpAST {
+		out.AST = lang.Dump(prog)
+	}
 
 	var decls []string
 	for _, d := range prog.Decls {

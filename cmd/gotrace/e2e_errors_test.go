@@ -157,7 +157,7 @@ func TestDebugWithoutRoot(t *testing.T) {
 	if r.ExitCode != 0 {
 		t.Fatalf("gotrace -d as uid 65534: exit %d; stderr:\n%s", r.ExitCode, r.Stderr)
 	}
-	for _, stage := range []string{"Program", "Typed program", "BPF", "program ", "Call FnMapLookupElem"} {
+	for _, stage := range []string{"AST\nProgram\n", "\nTyped program\nProgram\n", "BPF", "program ", "Call FnMapLookupElem"} {
 		if !strings.Contains(r.Stdout, stage) {
 			t.Errorf("-d output lacks %q:\n%s", stage, r.Stdout)
 		}

@@ -83,6 +83,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		HelperCheck: c.helperCheck,
 		// cpid needs -c, as in bpftrace; -d and explain show any script.
 		ChildCommand: c.cmd != "" || c.debug > 0 || c.explain,
+		DumpAST:      c.debug > 0,
 	})
 	if c.debug > 0 || c.explain {
 		dump(stdout, c, compiled)
@@ -236,11 +237,19 @@ func dump(w io.Writer, c *config, cp *gotrace.Compiled) {
 	if cp == nil {
 		return
 	}
-	if cp.Prog != nil && cp.Checked == nil {
+	if cp.AST != "" || (cp.Prog != nil && cp.Checked == nil) {
+		// The parsed program before the checker typed it.
+		ast := cp.AST
+		if ast == "" {
+			ast = lang.Dump(cp.Prog)
+		}
 		fmt.Fprintln(w, "AST")
-		fmt.Fprint(w, lang.Dump(cp.Prog))
+		fmt.Fprint(w, ast)
 	}
 	if cp.Checked != nil {
+		if cp.AST != "" {
+			fmt.Fprintln(w)
+		}
 		fmt.Fprintln(w, "Typed program")
 		fmt.Fprint(w, check.Dump(cp.Checked))
 	}

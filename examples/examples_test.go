@@ -38,23 +38,27 @@ type example struct {
 	work func(t *testing.T) workInfo
 	// exits: the script ends by itself; otherwise it gets SIGINT after work.
 	exits bool
-	// comm: pass the comm of this helper as $1.
-	comm  string
-	check func(t *testing.T, out string, w workInfo)
+	// waitFor, when set, is a pattern the tracer's stdout must match before
+	// the workload starts (e.g. a first interval line, so that a short
+	// workload does not straddle an interval's print and clear).
+	waitFor string
+	check   func(t *testing.T, out string, w workInfo)
 }
 
 type workInfo struct {
-	pid  int
-	path string
-	port int
-	dev  [2]uint32
+	pid    int
+	path   string
+	port   int
+	dev    [2]uint32
+	tracer int // the tracer's pid, filled in by runExample
 }
 
 var examples = []example{
 	{file: "01-hello.gt", exits: true,
 		work: func(t *testing.T) workInfo { return workInfo{} },
 		check: func(t *testing.T, out string, w workInfo) {
-			mustMatch(t, out, `(?m)^hello from gotrace, pid \d+$`)
+			// pid in BEGIN is the tracer's own process.
+			mustCount(t, out, fmt.Sprintf(`(?m)^hello from gotrace, pid %d$`, w.tracer), 1)
 		}},
 	{file: "02-opensnoop.gt", work: func(t *testing.T) workInfo {
 		path := fmt.Sprintf("/tmp/gotrace-example-open-%d", os.Getpid())
@@ -122,12 +126,16 @@ var examples = []example{
 		mustMatch(t, out, fmt.Sprintf(`(?m)^%d\s+stat\s+-2 %s$`, w.pid, regexp.QuoteMeta(w.path)))
 	}},
 	{file: "08-pidpersec.gt", work: func(t *testing.T) workInfo {
-		for i := 0; i < 5; i++ {
-			exec.Command("/bin/true").Run()
-		}
-		time.Sleep(2200 * time.Millisecond) // at least one full interval
-		return workInfo{}
+		// forker forks exactly 7 children, then exits.
+		w := runAs(t, "forker", ownComm("fork"), "7")
+		time.Sleep(1200 * time.Millisecond) // an interval line after the forks
+		return w
 	}, check: func(t *testing.T, out string, w workInfo) {
+		// @parents is never cleared: exact for the forker's comm.
+		if n := mapValue(t, out, "@parents["+ownComm("fork")+"]"); n != 7 {
+			t.Errorf("@parents[forker] = %d, want 7 (its forks)", n)
+		}
+		mustMatch(t, out, `(?m)^\d\d:\d\d:\d\d new processes in the last second, @forks: \d+$`)
 		total := 0
 		for _, m := range regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d new processes in the last second, @forks: (\d+)$`).FindAllStringSubmatch(out, -1) {
 			n, _ := strconv.Atoi(m[1])
@@ -139,8 +147,9 @@ var examples = []example{
 			n, _ := strconv.Atoi(m[1])
 			total += n
 		}
-		if total < 5 {
-			t.Errorf("want at least 5 forks reported in total (per-second lines and the exit map), got %d", total)
+		// The forker's 7 forks are among them; other processes only add.
+		if total < 7 {
+			t.Errorf("want at least 7 forks reported in total (per-second lines and the exit map), got %d", total)
 		}
 	}},
 	{file: "09-syscount.gt", work: func(t *testing.T) workInfo {
@@ -153,30 +162,43 @@ var examples = []example{
 			t.Errorf("@procs[%d, ...] = %d, want >= 2000", w.pid, n)
 		}
 	}},
-	{file: "10-syslatency.gt", comm: "getpid", work: func(t *testing.T) workInfo {
-		return runHelper(t, "getpid", "2000")
+	{file: "10-syslatency.gt", args: []string{ownComm("sysl")}, work: func(t *testing.T) workInfo {
+		// The getpid helper under a comm of its own (09 and other test
+		// packages run it too), without the handshake's getpid.
+		return runAs(t, "getpid", ownComm("sysl"), "2000")
 	}, check: func(t *testing.T, out string, w workInfo) {
-		// Every getpid of the helper enters and exits while attached: the
-		// 2000 of its loop and the one that prints "ready <pid>".
-		if n := histTotal(t, out, "@usecs[39]"); n != 2001 {
-			t.Errorf("@usecs[39] holds %d calls, want 2001", n)
+		// Every getpid of its loop enters and exits while attached.
+		if n := histTotal(t, out, "@usecs[39]"); n != 2000 {
+			t.Errorf("@usecs[39] holds %d calls, want 2000", n)
 		}
 	}},
-	{file: "11-vfsstat.gt", work: func(t *testing.T) workInfo {
-		w := runHelper(t, "openat", "500", "/nonexistent-gotrace-example")
-		time.Sleep(2200 * time.Millisecond) // an interval print after the work, with slack under load
-		return w
-	}, check: func(t *testing.T, out string, w workInfo) {
-		total := 0
-		for _, m := range regexp.MustCompile(`(?m)^@\[tracepoint:syscalls:sys_enter_openat\]: (\d+)$`).FindAllStringSubmatch(out, -1) {
-			n, _ := strconv.Atoi(m[1])
-			total += n
-		}
-		if total < 500 {
-			t.Errorf("openat counted %d times in total, want >= 500", total)
-		}
-		mustMatch(t, out, `(?m)^\d\d:\d\d:\d\d$`)
-	}},
+	{file: "11-vfsstat.gt", args: []string{vfsComm()},
+		// Start right after an interval's print and clear: the workload
+		// (a few ms) is then counted whole, in one interval or at exit.
+		waitFor: `(?m)^\d\d:\d\d:\d\d$`,
+		work: func(t *testing.T) workInfo {
+			// vfsops renames itself to vfsComm() and then makes exactly 500
+			// openat, 500 read and 500 write calls, nothing else counted.
+			return runHelper(t, "vfsops", vfsComm(), "500")
+		}, check: func(t *testing.T, out string, w workInfo) {
+			want := map[string]int{"sys_enter_openat": 500, "sys_enter_read": 500, "sys_enter_write": 500,
+				"sys_enter_newfstatat": 0, "sys_enter_statx": 0}
+			got := map[string]int{}
+			for _, m := range regexp.MustCompile(`(?m)^@\[tracepoint:(\w+):(\w+)\]: (\d+)$`).FindAllStringSubmatch(out, -1) {
+				n, _ := strconv.Atoi(m[3])
+				got[m[2]] += n // summed over the interval prints and the exit print
+			}
+			for k, n := range want {
+				if got[k] != n {
+					t.Errorf("%s counted %d times for %s, want %d", k, got[k], vfsComm(), n)
+				}
+			}
+			for k, n := range got {
+				if _, ok := want[k]; !ok {
+					t.Errorf("%s counted %d times for %s, want none", k, n, vfsComm())
+				}
+			}
+		}},
 	{file: "12-biosnoop.gt", work: directWrite, check: func(t *testing.T, out string, w workInfo) {
 		mustMatch(t, out, fmt.Sprintf(`(?m)^\d+\s+%d\s+dd\s+%d:%d\s+W\S*\s+\d+\s+65536\s+\d+$`, w.pid, w.dev[0], w.dev[1]))
 	}},
@@ -185,37 +207,67 @@ var examples = []example{
 			t.Errorf("@usecs[%d, %d] holds %d I/Os, want >= 16 (the direct writes)", w.dev[0], w.dev[1], n)
 		}
 	}},
-	{file: "14-writeback.gt", work: func(t *testing.T) workInfo {
-		path := filepath.Join(t.TempDir(), "wb")
-		if err := os.WriteFile(path, make([]byte, 1<<20), 0o644); err != nil {
-			t.Fatal(err)
+	{file: "14-writeback.gt", work: syncfsWrite, check: func(t *testing.T, out string, w workInfo) {
+		// syncfs(2) of the written file's file system: "sync" work items
+		// for that file system (FS = its st_dev), on its disk's bdi.
+		bdi := `\S+`
+		if name, ok := bdiName(w.dev); ok {
+			bdi = regexp.QuoteMeta(name)
 		}
-		exec.Command("sync").Run()
-		return workInfo{}
-	}, check: func(t *testing.T, out string, w workInfo) {
-		mustMatch(t, out, `(?m)^\d\d:\d\d:\d\d \d+:\d+\s+sync\s+\d+$`)
+		mustMatch(t, out, fmt.Sprintf(`(?m)^\d\d:\d\d:\d\d %s\s+sync\s+\d+ %d:%d$`, bdi, w.dev[0], w.dev[1]))
 	}},
 	{file: "15-cpudist.gt", work: func(t *testing.T) workInfo {
-		return runHelper(t, "getpid", "200000")
+		// 200 sleeps of 1 ms: the helper leaves the CPU at least 200 times,
+		// each time after a few microseconds of work.
+		return runAs(t, "naps", ownComm("naps"), "200", "1000")
 	}, check: func(t *testing.T, out string, w workInfo) {
-		if n := histTotal(t, out, "@usecs["+helperComm(t, "getpid")+"]"); n < 1 {
-			t.Errorf("@usecs[getpid] is empty")
+		name := "@usecs[" + ownComm("naps") + "]"
+		b := histBuckets(t, out, name)
+		total, short := 0, 0
+		for _, x := range b {
+			total += x.n
+			if x.hi <= 256 {
+				short += x.n
+			}
+		}
+		t.Logf("%s: %d slices, %d under 256 us", name, total, short)
+		if total < 200 {
+			t.Errorf("%s holds %d slices, want >= 200 (one per sleep)", name, total)
+		}
+		// A slice may be longer (the exec, an interrupt, a preemption),
+		// but most are between two sleeps with nothing to do.
+		if short < 150 {
+			t.Errorf("%s has %d slices under 256 us, want >= 150 of the 200 sleeps' slices:\n%s", name, short, clip(out))
 		}
 	}},
-	{file: "16-runqlat.gt", work: func(t *testing.T) workInfo {
-		return runHelper(t, "sleeper", "100")
+	{file: "16-runqlat.gt", args: []string{ownComm("ping")}, work: func(t *testing.T) workInfo {
+		// Two threads on one CPU, 1000 round trips: each of the 2000
+		// transfers makes the receiver wait in the run queue.
+		return runAs(t, "pingpong", ownComm("ping"), "1000")
 	}, check: func(t *testing.T, out string, w workInfo) {
-		if n := histTotal(t, out, "@usecs"); n < 1 {
-			t.Errorf("@usecs is empty")
+		// Other tasks on that CPU may preempt the helper (extra waits),
+		// never remove one.
+		n := histTotal(t, out, "@usecs")
+		t.Logf("@usecs: %d waits", n)
+		if n < 2000 || n > 3000 {
+			t.Errorf("@usecs holds %d waits of the pingpong threads, want 2000 (one per transfer) to 3000", n)
 		}
 	}},
 	{file: "17-runqlen.gt", work: func(t *testing.T) workInfo {
-		time.Sleep(1500 * time.Millisecond)
-		return workInfo{}
+		// 4 threads spinning on one CPU for 1 s: 3 wait while one runs.
+		return runHelper(t, "spinners", "4", "1000")
 	}, check: func(t *testing.T, out string, w workInfo) {
-		// 99 Hz on every CPU for >= 1.5 s: well over 99 samples.
-		if n := histTotal(t, out, "@runqlen"); n < 99 {
-			t.Errorf("@runqlen holds %d samples, want >= 99", n)
+		// That CPU is sampled ~99 times in the second, each time with a
+		// queue length >= 3 (other CPUs and tasks only add samples).
+		n := 0
+		for _, x := range histBuckets(t, out, "@runqlen") {
+			if x.lo >= 3 {
+				n += x.n
+			}
+		}
+		t.Logf("@runqlen: %d samples of length >= 3", n)
+		if n < 50 {
+			t.Errorf("@runqlen has %d samples of length >= 3, want >= 50 (~99 in the spinners' second):\n%s", n, clip(out))
 		}
 	}},
 	{file: "18-tcpconnect.gt", work: tcpConn, check: func(t *testing.T, out string, w workInfo) {
@@ -260,38 +312,32 @@ var examples = []example{
 		mustMatch(t, out, `(?m)^\d\d:\d\d:\d\d \d+\s+echo gotrace-example-readline$`)
 	}},
 	{file: "24-gethostlatency.gt", work: getent, check: func(t *testing.T, out string, w workInfo) {
-		mustMatch(t, out, fmt.Sprintf(`(?m)^\d\d:\d\d:\d\d %d\s+getent\s+\d+\s+0 localhost$`, w.pid))
+		// getent (single-threaded) resolves localhost once, with getaddrinfo.
+		mustCount(t, out, fmt.Sprintf(`(?m)^%d\s+%d\s+getent\s+getaddrinfo\s+\d+\s+0 localhost$`, w.pid, w.pid), 1)
+		if n := histTotal(t, out, "@usecs[getaddrinfo]"); n < 1 {
+			t.Errorf("@usecs[getaddrinfo] holds %d lookups, want >= 1 (getent's)", n)
+		}
 	}},
 	{file: "25-funccount.gt", args: []string{lookupComm()}, work: func(t *testing.T) workInfo {
 		// getent under a comm of its own: the count is exact while other
-		// tests (24, 26) run getent at the same time.
-		bin := filepath.Join(t.TempDir(), lookupComm())
-		data, err := os.ReadFile("/usr/bin/getent")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(bin, data, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if r := runBounded(t, exec.Command(bin, "ahosts", "localhost")); r.ExitCode != 0 {
-			t.Fatalf("%s ahosts localhost: exit %d: %s", bin, r.ExitCode, r.Stderr)
-		}
+		// tests (24) run getent at the same time.
+		getentAs(t, lookupComm(), 1)
 		return workInfo{}
 	}, check: func(t *testing.T, out string, w workInfo) {
 		// getent resolves one name: one getaddrinfo call.
 		mustCount(t, out, `(?m)^@calls\[uprobe:/\S*libc\S*:getaddrinfo\]: 1$`, 1)
 	}},
-	{file: "26-funclatency.gt", work: func(t *testing.T) workInfo {
-		for i := 0; i < 3; i++ {
-			getent(t)
-		}
+	{file: "26-funclatency.gt", args: []string{latencyComm()}, work: func(t *testing.T) workInfo {
+		// Three lookups by a getent copy with a comm of its own, one
+		// getaddrinfo call each.
+		getentAs(t, latencyComm(), 3)
 		return workInfo{}
 	}, check: func(t *testing.T, out string, w workInfo) {
-		if n := mapValue(t, out, "@calls"); n < 3 {
-			t.Errorf("@calls = %d, want >= 3", n)
+		if n := mapValue(t, out, "@calls"); n != 3 {
+			t.Errorf("@calls = %d, want 3", n)
 		}
-		if n := histTotal(t, out, "@usecs"); n < 3 {
-			t.Errorf("@usecs holds %d calls, want >= 3", n)
+		if n := histTotal(t, out, "@usecs"); n != 3 {
+			t.Errorf("@usecs holds %d calls, want 3", n)
 		}
 	}},
 	{file: "27-kfunccount.gt", args: []string{"gtvfs"}, work: func(t *testing.T) workInfo {
@@ -312,9 +358,29 @@ var examples = []example{
 		}
 	}},
 	{file: "28-profile.gt", work: func(t *testing.T) workInfo {
-		return runHelper(t, "getpid", "3000000")
+		// hotloop spins in hotloop_burn for 1 s, then sleeps until the
+		// test ends (alive, so its user stacks resolve when printed).
+		p := testkit.StartHelper(t, "hotloop", "1000")
+		p.Go()
+		time.Sleep(1100 * time.Millisecond)
+		return workInfo{pid: p.Pid}
 	}, check: func(t *testing.T, out string, w workInfo) {
-		mustMatch(t, out, `(?m)^@samples\[`+regexp.QuoteMeta(helperComm(t, "getpid"))+`, $`)
+		// Keys: comm, kernel stack (empty for a sample in user mode, else
+		// the interrupt's frames), user stack with the leaf first.
+		re := regexp.MustCompile(`@samples\[` + regexp.QuoteMeta(helperComm(t, "hotloop")) + `, (?:\n(?:    [^\n]+\n)+)?, \n((?:    [^\n]+\n)+)\]: (\d+)`)
+		hot := 0
+		for _, m := range re.FindAllStringSubmatch(out, -1) {
+			frames := strings.Fields(m[1])
+			if len(frames) >= 2 && strings.HasPrefix(frames[0], "hotloop_burn+") && strings.HasPrefix(frames[1], "main+") {
+				n, _ := strconv.Atoi(m[2])
+				hot += n
+			}
+		}
+		// 49 Hz for the 1 s of spinning, less what a loaded machine takes.
+		t.Logf("%d samples in hotloop_burn <- main", hot)
+		if hot < 10 {
+			t.Errorf("%d samples of hotloop with user stack hotloop_burn <- main, want >= 10:\n%s", hot, clip(out))
+		}
 	}},
 	{file: "29-offcputime.gt", work: func(t *testing.T) workInfo {
 		return runHelper(t, "sleeper", "300")
@@ -399,11 +465,21 @@ func TestExamples(t *testing.T) {
 
 func runExample(t *testing.T, bin string, ex example) {
 	args := append([]string{ex.file}, ex.args...)
-	if ex.comm != "" {
-		args = append(args, helperComm(t, ex.comm))
-	}
 	tr := testkit.StartTracer(t, 60*time.Second, bin, args...)
+	if ex.waitFor != "" {
+		re := regexp.MustCompile(ex.waitFor)
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if out, _ := tr.Output(); re.MatchString(out) {
+				break
+			}
+			if time.Now().After(deadline) {
+				out, errs := tr.Output()
+				t.Fatalf("%s printed nothing matching %s in 20s; stdout:\n%s\nstderr:\n%s", ex.file, ex.waitFor, clip(out), errs)
+			}
+		}
+	}
 	w := ex.work(t)
+	w.tracer = tr.Cmd.Process.Pid
 	var r testkit.Result
 	if ex.exits {
 		r = tr.Wait(30 * time.Second)
@@ -546,6 +622,104 @@ func memcgOOM(t *testing.T) workInfo {
 // lookupComm is the comm of 25-funccount's getent copy (at most 15 bytes).
 func lookupComm() string { return fmt.Sprintf("gtlookup%d", os.Getpid()%10000000) }
 
+// latencyComm is the comm of 26-funclatency's getent copy.
+func latencyComm() string { return ownComm("lat") }
+
+// vfsComm is the comm the vfsops helper takes for 11-vfsstat.
+func vfsComm() string { return ownComm("vfs") }
+
+// ownComm is a comm for one test of this run (tag: at most 6 bytes): no
+// other test, package or concurrent run of this one shares it.
+func ownComm(tag string) string { return fmt.Sprintf("gt%s%d", tag, os.Getpid()%1000000) }
+
+// runAs runs a copy of C helper name, named comm, to completion (without
+// the ready handshake: it starts its work at once) and returns its pid.
+func runAs(t *testing.T, name, comm string, args ...string) workInfo {
+	bin := filepath.Join(t.TempDir(), comm)
+	data, err := os.ReadFile(testkit.Helper(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "GT_WAIT=") // empty: no handshake
+	if r := runBounded(t, cmd); r.ExitCode != 0 {
+		t.Fatalf("helper %s as %s exited %d: %s", name, comm, r.ExitCode, r.Stderr)
+	}
+	return workInfo{pid: cmd.Process.Pid}
+}
+
+// getentAs runs `getent ahosts localhost` n times from a copy of getent
+// named comm, so its probes can be told from other getent runs.
+func getentAs(t *testing.T, comm string, n int) {
+	bin := filepath.Join(t.TempDir(), comm)
+	data, err := os.ReadFile("/usr/bin/getent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if r := runBounded(t, exec.Command(bin, "ahosts", "localhost")); r.ExitCode != 0 {
+			t.Fatalf("%s ahosts localhost: exit %d: %s", bin, r.ExitCode, r.Stderr)
+		}
+	}
+}
+
+// syncfsWrite writes 1 MiB to a new file on a disk-backed file system and
+// syncfs(2)es that file system; dev is the file's st_dev.
+func syncfsWrite(t *testing.T) workInfo {
+	dir := t.TempDir()
+	var fs unix.Statfs_t
+	if err := unix.Statfs(dir, &fs); err == nil && (fs.Type == unix.TMPFS_MAGIC || fs.Type == unix.RAMFS_MAGIC) {
+		// No writeback on tmpfs: use the package directory's disk.
+		d, err := os.MkdirTemp(".", "writeback-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		dir = d
+	}
+	path := filepath.Join(dir, "wb")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Syncfs(int(f.Fd())); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	return workInfo{path: path, dev: [2]uint32{unix.Major(st.Dev), unix.Minor(st.Dev)}}
+}
+
+// bdiName is the name writeback tracepoints give the backing device of a
+// file system on block device dev: the whole disk's major:minor (a
+// partition's parent). ok is false when dev is not a block device.
+func bdiName(dev [2]uint32) (string, bool) {
+	sys := fmt.Sprintf("/sys/dev/block/%d:%d", dev[0], dev[1])
+	if _, err := os.Stat(sys); err != nil {
+		return "", false
+	}
+	if _, err := os.Stat(sys + "/partition"); err == nil {
+		sys += "/.."
+	}
+	b, err := os.ReadFile(sys + "/dev")
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimSpace(string(b)), true
+}
+
 func getent(t *testing.T) workInfo {
 	cmd := exec.Command("getent", "ahosts", "localhost")
 	if r := runBounded(t, cmd); r.ExitCode != 0 {
@@ -602,6 +776,59 @@ func histTotal(t *testing.T, out, name string) int {
 		total += n
 	}
 	return total
+}
+
+// bucket is one histogram line: [lo, hi) holding n.
+type bucket struct {
+	lo, hi int64
+	n      int
+}
+
+// histBuckets parses the buckets printed for histogram name (hist's
+// "[0]", "[2, 4)", "[1K, 2K)", lhist's "[3, 4)", "(..., 0)", "[32, ...)").
+func histBuckets(t *testing.T, out, name string) []bucket {
+	t.Helper()
+	var start int
+	if strings.HasPrefix(out, name+": \n") {
+		start = len(name) + 3
+	} else if i := strings.Index(out, "\n"+name+": \n"); i >= 0 {
+		start = i + 1 + len(name) + 3
+	} else {
+		t.Errorf("output has no histogram %s:\n%s", name, clip(out))
+		return nil
+	}
+	line := regexp.MustCompile(`^[\[(]([^,\]]+)(?:, ([^\])]+))?[\])]\s+(\d+) \|`)
+	num := func(s string, open int64) int64 {
+		if s == "..." {
+			return open
+		}
+		mult := int64(1)
+		if k := strings.IndexAny(s, "KMGTP"); k > 0 {
+			mult = int64(1) << (10 * (1 + strings.IndexByte("KMGTP", s[k])))
+			s = s[:k]
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("bad bucket bound %q in %s", s, name)
+		}
+		return v * mult
+	}
+	var bs []bucket
+	for _, l := range strings.Split(out[start:], "\n") {
+		m := line.FindStringSubmatch(l)
+		if m == nil {
+			break
+		}
+		b := bucket{lo: num(m[1], -1<<62)}
+		if m[2] == "" {
+			b.hi = b.lo + 1 // a single-value bucket: [0], [1]
+		} else {
+			b.hi = num(m[2], 1<<62)
+		}
+		b.n, _ = strconv.Atoi(m[3])
+		bs = append(bs, b)
+	}
+	return bs
 }
 
 func clip(s string) string {

@@ -22,11 +22,7 @@ import (
 // by test name (t.Name()). A listed test that fails its comparison logs
 // "KNOWN BUG" instead of failing; a listed test that passes logs that the
 // entry can go. Report the list to the lead; remove entries once fixed.
-var knownBugs = map[string]string{
-	"TestInfoFlags/str_positional_word": "str($1) with $1 = \"word\" prints an empty string; bpftrace prints \"word\"",
-	"TestInfoFlags/str_positional_12":   "str($1) with $1 = \"12\": \"ERROR: cannot compute *lang.PositionalExpr as an integer\" (Go type in a user message); bpftrace prints \"12\"",
-	"TestCountGetpidCommand/cpid":       "cpid: \"ERROR: 1:46: cpid is not supported by the compiler\"",
-}
+var knownBugs = map[string]string{}
 
 // mismatch reports a failed expectation: an error, or a log line when the
 // test is a known bug.

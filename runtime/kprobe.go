@@ -51,7 +51,8 @@ func kprobeSupport() error {
 }
 
 // kernelFuncs lists traceable kernel functions: available_filter_functions
-// (names with their module, "func [mod]"), else /proc/kallsyms text symbols.
+// (names with their module, "func [mod]"), else /proc/kallsyms text symbols
+// without the ones that are not function entries (see untraceableSym).
 var kernelFuncs = sync.OnceValues(func() ([]kfuncName, error) {
 	var out []kfuncName
 	if dir, err := tracefsDir(); err == nil {
@@ -60,7 +61,7 @@ var kernelFuncs = sync.OnceValues(func() ([]kfuncName, error) {
 			sc := bufio.NewScanner(f)
 			for sc.Scan() {
 				fields := strings.Fields(sc.Text())
-				if len(fields) == 0 {
+				if len(fields) == 0 || skippedFunc(fields[0]) {
 					continue
 				}
 				kn := kfuncName{name: fields[0]}
@@ -83,17 +84,57 @@ var kernelFuncs = sync.OnceValues(func() ([]kfuncName, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		if len(fields) < 3 || (fields[1] != "t" && fields[1] != "T") {
+		if len(fields) < 3 || (fields[1] != "t" && fields[1] != "T") || untraceableSym(fields[2]) {
 			continue
 		}
 		kn := kfuncName{name: fields[2]}
 		if len(fields) > 3 {
 			kn.mod = strings.Trim(fields[3], "[]")
+			// JIT-compiled BPF programs and trampolines ([bpf]), ftrace
+			// and kprobe trampolines ([__builtin__ftrace], ...).
+			if kn.mod == "bpf" || strings.HasPrefix(kn.mod, "__builtin__") {
+				continue
+			}
 		}
 		out = append(out, kn)
 	}
-	return dedupeKfuncs(out), sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read /proc/kallsyms: %w", err)
+	}
+	return dedupeKfuncs(out), nil
 })
+
+// skippedFunc: names bpftrace never offers as kprobes even when ftrace
+// lists them: partial-inlining fragments ("foo.part.0") and the
+// placeholders ftrace prints for addresses it could not resolve.
+func skippedFunc(name string) bool {
+	return strings.Contains(name, ".part.") || strings.HasPrefix(name, "__ftrace_invalid_address__")
+}
+
+// untraceableSym reports kallsyms text symbols that are not probe-able
+// function entries (only needed when available_filter_functions, the
+// kernel's own list, cannot be read): the padding and CFI preambles before
+// every function (__pfx_*, __cfi_*), position-independent aliases (__pi_*),
+// cold and partial fragments split out by the compiler (.cold, .part.),
+// static-call trampolines (__SCT__*), retpoline and return thunks, the
+// system call entry code, and section boundary markers. (Symbols of JIT-ed
+// BPF programs and of trampolines, listed as modules [bpf] and
+// [__builtin__*], are left out by the caller.)
+func untraceableSym(name string) bool {
+	for _, p := range []string{"__pfx_", "__cfi_", "__pi_", "__SCT__", "__x86_indirect_", "__x86_return_", "entry_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	switch {
+	case skippedFunc(name), strings.Contains(name, ".cold"),
+		strings.HasSuffix(name, "_thunk"),
+		strings.HasSuffix(name, "_text_start"), strings.HasSuffix(name, "_text_end"),
+		name == "_stext", name == "_text", name == "_etext", name == "_sinittext", name == "_einittext":
+		return true
+	}
+	return false
+}
 
 type kfuncName struct{ name, mod string }
 
@@ -152,7 +193,10 @@ type noKernelFuncError struct{ msg string }
 func (e *noKernelFuncError) Error() string { return e.msg }
 
 // expandKernelFuncs resolves [MOD:]FUNC patterns against the traceable
-// kernel functions, refusing unsafe ones with their reason.
+// kernel functions. Functions that cannot be traced safely are refused
+// with their reason; a wildcard matching any of them is refused as a
+// whole (attaching the rest would still leave the user guessing what was
+// left out, and the seed's '*spin*' froze the machine).
 func expandKernelFuncs(kind string, ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
 	if ap.Func == "" {
 		return nil, fmt.Errorf("%s needs a function name", kind)
@@ -162,13 +206,20 @@ func expandKernelFuncs(kind string, ap *lang.AttachPoint, env *Env) ([]*Probe, e
 		return nil, err
 	}
 	var out []*Probe
-	denied := map[string]string{}
+	var denied []kfuncName
+	seen := map[string]bool{}
 	for _, f := range funcs {
 		if !glob(ap.Func, f.name) || (ap.Target != "" && !glob(ap.Target, f.mod)) {
 			continue
 		}
-		if r := denyReason(f.name); r != "" {
-			denied[f.name] = r
+		// The same static name in several modules is one probe target
+		// for kprobes by name.
+		if seen[f.name] {
+			continue
+		}
+		seen[f.name] = true
+		if denyReason(f.name) != "" {
+			denied = append(denied, f)
 			continue
 		}
 		name := kind + ":" + f.name
@@ -178,15 +229,10 @@ func expandKernelFuncs(kind string, ap *lang.AttachPoint, env *Env) ([]*Probe, e
 		out = append(out, &Probe{Name: name, Target: f.mod, Func: f.name, Offset: uint64(ap.Offset)})
 	}
 	if len(denied) > 0 {
-		names := make([]string, 0, len(denied))
-		for n := range denied {
-			names = append(names, n)
+		if !hasWildcard(ap.Func) {
+			return nil, fmt.Errorf("refusing to trace %s: %s", denied[0].name, denyReason(denied[0].name))
 		}
-		sort.Strings(names)
-		if len(out) == 0 || !hasWildcard(ap.Func) {
-			return nil, fmt.Errorf("refusing to trace %s (%d function(s), e.g. %s): %s", ap.Func, len(names), names[0], denied[names[0]])
-		}
-		env.warnf("skipping %d functions matching %s that cannot be traced safely (e.g. %s: %s)", len(names), ap.Func, names[0], denied[names[0]])
+		return nil, deniedWildcardError(kind, ap, denied, len(denied)+len(out))
 	}
 	if len(out) == 0 {
 		if hasWildcard(ap.Func) {
@@ -194,17 +240,67 @@ func expandKernelFuncs(kind string, ap *lang.AttachPoint, env *Env) ([]*Probe, e
 		}
 		return nil, &noKernelFuncError{"kernel function not found or not traceable: " + ap.Func}
 	}
-	// Deduplicate by name (the same static name in several modules is
-	// one probe target for kprobes by name).
-	seen := map[string]bool{}
-	dd := out[:0]
-	for _, p := range out {
-		if !seen[p.Name] {
-			seen[p.Name] = true
-			dd = append(dd, p)
-		}
+	return out, nil
+}
+
+// denyFamily names the kernel code a deny-list reason is about.
+func denyFamily(reason string) string {
+	switch {
+	case strings.HasPrefix(reason, "spinlock"):
+		return "locking"
+	case strings.Contains(reason, "RCU"):
+		return "RCU"
+	case strings.Contains(reason, "NMI"):
+		return "NMI"
+	case strings.Contains(reason, "tracing machinery"):
+		return "tracing"
+	case strings.Contains(reason, "BPF machinery"):
+		return "BPF"
+	case strings.Contains(reason, "preemption"):
+		return "preemption"
 	}
-	return dd, nil
+	return "other unsafe"
+}
+
+// deniedWildcardError refuses a wildcard that matches functions that
+// cannot be traced safely, in one line: how many of its matches are
+// unsafe, in which families (the largest first), one example with its
+// reason, and what to do instead.
+func deniedWildcardError(kind string, ap *lang.AttachPoint, denied []kfuncName, total int) error {
+	type family struct {
+		name, example, reason string
+		n                     int
+	}
+	byName := map[string]*family{}
+	var fams []*family
+	for _, f := range denied { // sorted by name: each family's example is its first
+		r := denyReason(f.name)
+		fn := denyFamily(r)
+		fam := byName[fn]
+		if fam == nil {
+			fam = &family{name: fn, example: f.name, reason: r}
+			byName[fn] = fam
+			fams = append(fams, fam)
+		}
+		fam.n++
+	}
+	sort.SliceStable(fams, func(i, j int) bool { return fams[i].n > fams[j].n })
+	var where string
+	if len(fams) == 1 {
+		where = "the " + fams[0].name + " code"
+	} else {
+		parts := make([]string, len(fams))
+		for i, f := range fams {
+			parts[i] = fmt.Sprintf("%s (%d)", f.name, f.n)
+		}
+		where = "the " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + " code"
+	}
+	pattern := ap.Func
+	if ap.Target != "" {
+		pattern = ap.Target + ":" + ap.Func
+	}
+	return fmt.Errorf("refusing %s:%s as a whole: %d of the %d functions it matches are in %s, which cannot be traced safely (e.g. %s: %s); nothing was attached. HINT: narrow the pattern to leave them out, or name the functions to trace",
+		kind, pattern, len(denied), total, where, fams[0].example, fams[0].reason)
 }
 
 func (k kprobeProvider) Attach(prog *ebpf.Program, probes []*Probe, env *Env) ([]io.Closer, error) {

@@ -12,10 +12,12 @@ import (
 )
 
 // List prints the probes matching pattern (bpftrace's -l): one full probe
-// name per line; with verbose, a tracepoint's fields follow it, indented.
-// An empty pattern lists everything except kernel functions, which only
-// print when the pattern names kprobe/kfunc (there are tens of thousands).
-// "uprobe:PATH:*" lists PATH's function symbols.
+// name per line; with verbose, a tracepoint's fields or a kernel
+// function's arguments follow it, indented. An empty pattern lists every
+// kernel probe type as bpftrace 0.17 does (hardware, kfunc when this kernel
+// can run it, kprobe, software, tracepoint, in that order; return probes
+// and aliases are not repeated). "uprobe:PATH:*" lists PATH's function
+// symbols.
 func List(w io.Writer, pattern string, verbose bool) error {
 	return ListWith(w, ListOptions{Pattern: pattern, Verbose: verbose})
 }
@@ -23,7 +25,7 @@ func List(w io.Writer, pattern string, verbose bool) error {
 // ListOptions configure ListWith.
 type ListOptions struct {
 	Pattern string
-	Verbose bool // tracepoint fields, uprobe arguments (from DWARF)
+	Verbose bool // tracepoint fields, kfunc arguments (BTF), uprobe arguments (DWARF)
 	// PID restricts uprobe listing to the binaries mapped by the process
 	// (-p): "uprobe:FUNC" or no pattern lists their functions.
 	PID int
@@ -49,7 +51,15 @@ func ListWith(w io.Writer, o ListOptions) error {
 	if rest == "" {
 		rest = "*"
 	}
-	want := func(p string) bool { return glob(prov, p) }
+	explicit := hasProv && !strings.ContainsAny(prov, "*?")
+	// want: the provider pattern covers kind. A wildcard provider (or
+	// none) expands over the kernel probe types only, as in bpftrace.
+	want := func(kind string) bool {
+		if explicit {
+			return prov == kind
+		}
+		return glob(prov, kind)
+	}
 	match := func(full string) bool {
 		if !hasProv {
 			return glob(pattern, full) || glob("*"+pattern+"*", full)
@@ -57,6 +67,33 @@ func ListWith(w io.Writer, o ListOptions) error {
 		return glob(prov+":"+rest, full)
 	}
 
+	if want("hardware") {
+		listPerfEvents(bw, "hardware", hardwareEvents, match)
+	}
+	for _, kind := range []string{"kfunc", "kretfunc"} {
+		if !want(kind) || !explicit && (kind == "kretfunc" || kfuncSupport() != nil) {
+			continue
+		}
+		// kfunc:[MODULE:]FUNC; without a module, FUNC in any of them.
+		m := func(mod, name string) bool { return match(kind + ":" + mod + ":" + name) }
+		if hasProv && !strings.Contains(rest, ":") {
+			m = func(mod, name string) bool { return glob(rest, name) }
+		}
+		if err := listKfuncs(bw, kind, m, verbose); err != nil {
+			return err
+		}
+	}
+	for _, kind := range []string{"kprobe", "kretprobe"} {
+		if !want(kind) || !explicit && kind == "kretprobe" {
+			continue
+		}
+		if err := listKprobes(bw, kind, hasProv, rest, match); err != nil {
+			return err
+		}
+	}
+	if want("software") {
+		listPerfEvents(bw, "software", softwareEvents, match)
+	}
 	if want("tracepoint") {
 		names, err := tracepointNames()
 		if err != nil {
@@ -74,7 +111,7 @@ func ListWith(w io.Writer, o ListOptions) error {
 			}
 		}
 	}
-	if hasProv && prov != "*" && want("rawtracepoint") {
+	if hasProv && prov != "*" && glob(prov, "rawtracepoint") {
 		names, err := tracepointNames()
 		if err != nil {
 			return err
@@ -87,41 +124,6 @@ func ListWith(w io.Writer, o ListOptions) error {
 			}
 			if full := "rawtracepoint:" + e; !seen[e] && match(full) {
 				seen[e] = true
-				fmt.Fprintln(bw, full)
-			}
-		}
-	}
-	for _, k := range []struct {
-		kind string
-		defs []perfEventDef
-	}{{"software", softwareEvents}, {"hardware", hardwareEvents}} {
-		if !want(k.kind) {
-			continue
-		}
-		for _, d := range k.defs {
-			if full := k.kind + ":" + d.name + ":"; match(full) || match(k.kind+":"+d.name) {
-				fmt.Fprintln(bw, full)
-			}
-		}
-	}
-	explicit := hasProv && !strings.ContainsAny(prov, "*?")
-	if explicit && (prov == "kprobe" || prov == "kretprobe") || hasProv && prov != "*" && want("kprobe") && !explicit {
-		funcs, err := kernelFuncs()
-		if err == nil {
-			for _, f := range funcs {
-				if full := prov + ":" + f.name; match(full) {
-					fmt.Fprintln(bw, full)
-				}
-			}
-		}
-	}
-	if explicit && (prov == "kfunc" || prov == "kretfunc") {
-		names, err := btfFuncNames()
-		if err != nil {
-			return err
-		}
-		for _, n := range names {
-			if full := prov + ":" + n; match(full) {
 				fmt.Fprintln(bw, full)
 			}
 		}
@@ -166,6 +168,43 @@ func ListWith(w io.Writer, o ListOptions) error {
 			if glob(pat, full) || glob(pat, p.Name) {
 				fmt.Fprintf(bw, "usdt:%s:%s\n", p.Path, full)
 			}
+		}
+	}
+	return nil
+}
+
+// listPerfEvents prints KIND:EVENT: for the software or hardware events
+// matching.
+func listPerfEvents(w io.Writer, kind string, defs []perfEventDef, match func(string) bool) {
+	for _, d := range defs {
+		if full := kind + ":" + d.name + ":"; match(full) || match(kind+":"+d.name) {
+			fmt.Fprintln(w, full)
+		}
+	}
+}
+
+// listKprobes prints KIND:FUNC for the traceable kernel functions
+// matching, each name once (bpftrace lists module functions without
+// their module); "kprobe:MODULE:FUNC" restricts to a module.
+func listKprobes(w io.Writer, kind string, hasProv bool, rest string, match func(string) bool) error {
+	funcs, err := kernelFuncs()
+	if err != nil {
+		return err
+	}
+	modPat, fnPat, byMod := strings.Cut(rest, ":")
+	last := ""
+	for _, f := range funcs { // sorted by name
+		if f.name == last {
+			continue
+		}
+		full := kind + ":" + f.name
+		ok := match(full)
+		if hasProv && byMod {
+			ok = glob(modPat, f.mod) && glob(fnPat, f.name)
+		}
+		if ok {
+			last = f.name
+			fmt.Fprintln(w, full)
 		}
 	}
 	return nil

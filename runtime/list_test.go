@@ -1,11 +1,18 @@
 package runtime
 
 import (
+	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/gotrace/gotrace/compiler/layout"
 )
 
 func TestListSearchCharacters(t *testing.T) {
@@ -73,5 +80,178 @@ func TestListUprobesByPID(t *testing.T) {
 	b.Reset()
 	if err := ListWith(&b, ListOptions{Pattern: "tracepoint:*", PID: cmd.Process.Pid}); err != nil || b.Len() != 0 {
 		t.Errorf("-p with a tracepoint pattern: %q %v", b.String(), err)
+	}
+}
+
+// requireKernelLists skips (under CI: fails) without kernel BTF or the
+// kernel's function list.
+func requireKernelLists(t *testing.T) {
+	t.Helper()
+	_, berr := os.Stat(layout.DefaultBTFPath)
+	_, kerr := kernelFuncs()
+	if err := errors.Join(berr, kerr); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+}
+
+// TestListKfuncs: kfunc listing spells MODULE:FUNC as bpftrace 0.17 does,
+// and -lv prints each argument's C type and name from BTF, then retval.
+func TestListKfuncs(t *testing.T) {
+	requireKernelLists(t)
+	var b strings.Builder
+	if err := List(&b, "kfunc:vfs_rea*", false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.String(), "kfunc:vmlinux:vfs_read\n") {
+		t.Errorf("-l kfunc:vfs_rea*:\n%s", b.String())
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		if !strings.HasPrefix(l, "kfunc:vmlinux:vfs_rea") {
+			t.Errorf("-l kfunc:vfs_rea* lists %q", l)
+		}
+	}
+	const args = "    struct file * file\n    char * buf\n    size_t count\n    loff_t * pos\n    ssize_t retval\n"
+	for _, c := range []struct{ pattern, want string }{
+		{"kfunc:vfs_read", "kfunc:vmlinux:vfs_read\n" + args},
+		{"kretfunc:vfs_read", "kretfunc:vmlinux:vfs_read\n" + args},
+		{"fentry:vmlinux:vfs_read", "kfunc:vmlinux:vfs_read\n" + args},
+		{"kfunc:vmlinux:vfs_rea", ""},
+		// void: no retval line.
+		{"kfunc:vmlinux:fput", "kfunc:vmlinux:fput\n    struct file * file\n"},
+	} {
+		b.Reset()
+		if err := List(&b, c.pattern, true); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != c.want {
+			t.Errorf("-lv %s:\n%s\nwant:\n%s", c.pattern, b.String(), c.want)
+		}
+	}
+}
+
+// TestListKprobes: kprobe names once each, without the kallsyms fallback's
+// __pfx_ padding symbols, sorted; kretprobe lists the same functions.
+func TestListKprobes(t *testing.T) {
+	requireKernelLists(t)
+	var b strings.Builder
+	if err := List(&b, "kprobe:*", false); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) < 1000 {
+		t.Fatalf("-l kprobe:* lists %d functions", len(lines))
+	}
+	if !sort.StringsAreSorted(lines) {
+		t.Error("-l kprobe:* is not sorted")
+	}
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "kprobe:") || strings.HasPrefix(l, "kprobe:__pfx_") || i > 0 && lines[i-1] == l {
+			t.Fatalf("-l kprobe:* lists %q", l)
+		}
+	}
+	b.Reset()
+	if err := List(&b, "kr:vfs_rea*", false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.String(), "kretprobe:vfs_read\n") || strings.Contains(b.String(), "__pfx_") {
+		t.Errorf("-l kr:vfs_rea*:\n%s", b.String())
+	}
+	// A wildcard provider expands over kprobe, not kretprobe.
+	b.Reset()
+	if err := List(&b, "k*:vfs_read", false); err != nil {
+		t.Fatal(err)
+	}
+	want := "kprobe:vfs_read\n"
+	if kfuncSupport() == nil {
+		want = "kfunc:vmlinux:vfs_read\n" + want
+	}
+	if b.String() != want {
+		t.Errorf("-l k*:vfs_read:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// TestListAll: -l with no pattern covers the kernel probe types in
+// bpftrace 0.17's order: hardware, kfunc (where it can run), kprobe,
+// software, tracepoint, each type's probes together.
+func TestListAll(t *testing.T) {
+	requireKernelLists(t)
+	if _, err := tracefsDir(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	var b strings.Builder
+	if err := List(&b, "", false); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		k, _, _ := strings.Cut(l, ":")
+		if len(kinds) == 0 || kinds[len(kinds)-1] != k {
+			kinds = append(kinds, k)
+		}
+	}
+	want := []string{"hardware", "kprobe", "software", "tracepoint"}
+	if kfuncSupport() == nil {
+		want = []string{"hardware", "kfunc", "kprobe", "software", "tracepoint"}
+	}
+	if strings.Join(kinds, " ") != strings.Join(want, " ") {
+		t.Errorf("-l lists %v, want %v", kinds, want)
+	}
+	for _, l := range []string{"\nkprobe:vfs_read\n", "\ntracepoint:syscalls:sys_enter_openat\n", "\nsoftware:cpu-clock:\n"} {
+		if !strings.Contains(b.String(), l) {
+			t.Errorf("-l lacks %q", l[1:])
+		}
+	}
+}
+
+// TestCDecl: C declarations of BTF types as libbpf's btf_dump prints them,
+// its spacing included ("char * (*)(...)" for a function pointer returning
+// a pointer, "char(*)[16]" for an abstract pointer to an array).
+func TestCDecl(t *testing.T) {
+	char := &btf.Int{Name: "char", Size: 1, Encoding: btf.Char}
+	intT := &btf.Int{Name: "int", Size: 4, Encoding: btf.Signed}
+	file := &btf.Struct{Name: "file"}
+	attr := &btf.Struct{Name: "attribute"}
+	ptr := func(t btf.Type) btf.Type { return &btf.Pointer{Target: t} }
+	cnst := func(t btf.Type) btf.Type { return &btf.Const{Type: t} }
+	void := &btf.Void{}
+	for _, c := range []struct {
+		t    btf.Type
+		name string
+		want string
+	}{
+		{intT, "", "int"},
+		{intT, "x", "int x"},
+		{ptr(file), "", "struct file *"},
+		{ptr(ptr(char)), "", "char **"},
+		{ptr(ptr(char)), "argv", "char **argv"},
+		{ptr(cnst(char)), "", "const char *"},
+		{cnst(ptr(char)), "", "char * const"},
+		{ptr(cnst(ptr(cnst(attr)))), "", "const struct attribute * const *"},
+		{ptr(void), "", "void *"},
+		{ptr(cnst(void)), "", "const void *"},
+		{&btf.Typedef{Name: "size_t", Type: intT}, "", "size_t"},
+		{ptr(&btf.Volatile{Type: intT}), "", "volatile int *"},
+		{&btf.Enum{Name: "bpf_cmd", Size: 4}, "", "enum bpf_cmd"},
+		{ptr(&btf.Union{Name: "u"}), "", "union u *"},
+		{ptr(&btf.Fwd{Name: "f", Kind: btf.FwdUnion}), "", "union f *"},
+		{ptr(&btf.Struct{}), "", "struct {...} *"},
+		{ptr(&btf.FuncProto{Return: intT, Params: []btf.FuncParam{{Type: ptr(void)}}}), "", "int (*)(void *)"},
+		{ptr(&btf.FuncProto{Return: intT, Params: []btf.FuncParam{{Type: ptr(void)}}}), "fn", "int (*fn)(void *)"},
+		{ptr(&btf.FuncProto{Return: void}), "", "void (*)(void)"},
+		{ptr(&btf.FuncProto{Return: ptr(char), Params: []btf.FuncParam{{Name: "fmt", Type: ptr(cnst(char))}, {Type: void}}}), "", "char * (*)(const char *fmt, ...)"},
+		{ptr(&btf.Array{Type: char, Nelems: 16}), "", "char(*)[16]"},
+		{ptr(&btf.Array{Type: char, Nelems: 16}), "p", "char (*p)[16]"},
+		{&btf.Array{Type: intT, Nelems: 4}, "a", "int a[4]"},
+		{ptr(&btf.TypeTag{Value: "user", Type: char}), "", "char __attribute__((btf_type_tag(\"user\"))) *"},
+	} {
+		if got := cDecl(c.t, c.name); got != c.want {
+			t.Errorf("cDecl(%v, %q) = %q, want %q", c.t, c.name, got, c.want)
+		}
 	}
 }

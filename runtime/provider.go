@@ -4,8 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cilium/ebpf"
 
@@ -200,7 +204,86 @@ func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
 			"You can increase the limit through the GOTRACE_MAX_PROBES (or BPFTRACE_MAX_PROBES) environment variable, but BE CAREFUL since a high number of probes attached can cause your system to crash.",
 			pl.total, limit)
 	}
+	if err := checkFDLimit(pl); err != nil {
+		return nil, err
+	}
 	return pl, nil
+}
+
+// raiseNofile raises RLIMIT_NOFILE's soft limit to the hard limit, once,
+// and returns the limit then in force. (Go raises it at start-up too, and
+// gives child processes the original back; this is a no-op then.)
+var raiseNofile = sync.OnceValues(func() (unix.Rlimit, error) {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return lim, fmt.Errorf("read RLIMIT_NOFILE: %w", err)
+	}
+	if lim.Cur < lim.Max {
+		raised := unix.Rlimit{Cur: lim.Max, Max: lim.Max}
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &raised); err == nil {
+			lim = raised
+		}
+	}
+	return lim, nil
+})
+
+// fdMargin are descriptors kept free for what opens after the check: the
+// ring buffer's epoll, output files, a -c child's pipes, the reaper.
+const fdMargin = 32
+
+// fdsNeeded estimates the descriptors attaching the plan keeps open: one
+// link per multi-link group (per binary for uprobe_multi) or raw syscall
+// program, else per probe a perf event and its link (kfunc and raw
+// tracepoints: the link alone), perf events once per CPU.
+func fdsNeeded(pl *plan) int {
+	n := 0
+	for _, g := range pl.groups {
+		if len(g.probes) == 0 {
+			continue
+		}
+		if g.probes[0].Program.RawSyscall != "" {
+			n++
+			continue
+		}
+		if g.probes[0].Multi {
+			targets := map[string]bool{}
+			for _, p := range g.probes {
+				targets[p.Target] = true
+			}
+			n += len(targets)
+			continue
+		}
+		for _, p := range g.probes {
+			switch g.ap.Provider {
+			case "kfunc", "kretfunc", "rawtracepoint":
+				n++
+			default:
+				n += 2 * max(1, len(p.CPUs))
+			}
+		}
+	}
+	return n
+}
+
+// checkFDLimit fails, before anything is attached, when the plan's
+// descriptors would not fit in RLIMIT_NOFILE (raised to its hard limit
+// first), instead of running out of descriptors half-way.
+func checkFDLimit(pl *plan) error {
+	lim, err := raiseNofile()
+	if err != nil {
+		return err
+	}
+	need := fdsNeeded(pl)
+	open := 0
+	if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
+		open = len(ents)
+	}
+	if lim.Cur == unix.RLIM_INFINITY || uint64(open+need+fdMargin) <= lim.Cur {
+		return nil
+	}
+	return fmt.Errorf("ERROR: Can't attach to %d probes: they need %d file descriptors and %d are open already, more than the open files limit of %d (RLIMIT_NOFILE, hard limit %d).\n"+
+		"Raise the limit with ulimit -n, or trace fewer probes.",
+		pl.total, need, open, lim.Cur, lim.Max)
 }
 
 func maxProbesLimit(n int) int {
@@ -235,8 +318,11 @@ type attachment struct {
 	lateFDs []int
 }
 
-// Attach attaches every probe of the plan, all or nothing: if one fails,
-// everything attached so far is detached and the error names the probe.
+// Attach attaches every probe of the plan, all or nothing: if any fails,
+// everything attached is detached again and the error (*AttachError)
+// sums up which probes failed and why. After a failure the remaining
+// probes are still tried (up to maxAttachFailures failures), so the
+// summary is complete.
 func (l *Loaded) Attach(pl *plan, env *Env) error {
 	if l.att != nil {
 		return errors.New("attach: already attached")
@@ -247,18 +333,23 @@ func (l *Loaded) Attach(pl *plan, env *Env) error {
 	att := &attachment{plan: pl}
 	pr := newProgress(env.Progress, env.Verbose, "Attaching", pl.total)
 	defer pr.end()
+	ae := &AttachError{Src: l.Spec.Source, Total: pl.total}
 	for _, g := range attachOrder(pl.groups) {
+		if len(ae.Failed) >= maxAttachFailures {
+			ae.Untried += len(g.probes)
+			continue
+		}
 		prog := l.Programs[g.prog.Name]
 		if prog == nil {
-			att.detach()
-			return fmt.Errorf("attach %s: program %s was not loaded", apName(g.ap), g.prog.Name)
+			ae.add(g.ap, apName(g.ap), len(g.probes), fmt.Errorf("program %s was not loaded", g.prog.Name))
+			continue
 		}
 		var before map[int]bool
 		late := l.stopSwitch[g.prog.Name] && g.prov != provider(tracepointProvider{})
 		if late {
 			before = probeFDs()
 		}
-		cl, err := attachChunked(g.prov, prog, g.probes, env, pr)
+		cl := attachGroup(g, prog, env, pr, ae)
 		if l.stopSwitch[g.prog.Name] {
 			for i, c := range cl {
 				if fc, ok := c.(*fdCloser); ok {
@@ -276,14 +367,156 @@ func (l *Loaded) Attach(pl *plan, env *Env) error {
 			}
 		}
 		att.closers = append(att.closers, cl...)
-		if err != nil {
-			att.detach()
-			return &ProbeError{Src: l.Spec.Source, AP: g.ap, Err: err}
-		}
+	}
+	if len(ae.Failed) > 0 {
+		ae.DetachErr = att.detach()
+		return ae
 	}
 	l.att = att
 	l.progressEnv = env
 	return nil
+}
+
+// maxAttachFailures: after this many failed probes the rest are not tried
+// (each failure can take a while, and the summary has enough to say).
+const maxAttachFailures = 20
+
+// attachGroup attaches one group and returns everything it attached; each
+// failure is added to ae. A multi-link or raw-syscall group is one kernel
+// call; the others attach probe by probe, so a failure names its probe and
+// the probes after it are still tried.
+func attachGroup(g probeGroup, prog *ebpf.Program, env *Env, pr *progress, ae *AttachError) []io.Closer {
+	if len(g.probes) == 0 {
+		return nil
+	}
+	if g.probes[0].Multi || g.probes[0].Program.RawSyscall != "" {
+		cl, err := g.prov.Attach(prog, g.probes, env)
+		pr.add(len(g.probes))
+		if err != nil {
+			ae.add(g.ap, apName(g.ap), len(g.probes), err)
+		}
+		return cl
+	}
+	var out []io.Closer
+	for i, p := range g.probes {
+		if len(ae.Failed) >= maxAttachFailures {
+			ae.Untried += len(g.probes) - i
+			break
+		}
+		cl, err := g.prov.Attach(prog, g.probes[i:i+1], env)
+		pr.add(1)
+		out = append(out, cl...)
+		if err != nil {
+			ae.add(g.ap, p.Name, 1, err)
+		}
+	}
+	return out
+}
+
+// AttachError is an attach that failed: nothing stays attached (what was
+// attached before or after the failures has been detached again).
+type AttachError struct {
+	Src     *lang.Source
+	Total   int // probes of the plan
+	Failed  []AttachFailure
+	Untried int // probes not tried after maxAttachFailures failures
+	// DetachErr is an error while rolling back, if any.
+	DetachErr error
+}
+
+// AttachFailure is one probe (or multi-link group of Probes probes) that
+// did not attach.
+type AttachFailure struct {
+	AP     *lang.AttachPoint
+	Name   string
+	Probes int
+	Err    error
+}
+
+func (e *AttachError) add(ap *lang.AttachPoint, name string, n int, err error) {
+	e.Failed = append(e.Failed, AttachFailure{AP: ap, Name: name, Probes: n, Err: err})
+}
+
+func (e *AttachError) Unwrap() []error {
+	out := make([]error, 0, len(e.Failed)+1)
+	for _, f := range e.Failed {
+		out = append(out, f.Err)
+	}
+	if e.DetachErr != nil {
+		out = append(out, e.DetachErr)
+	}
+	return out
+}
+
+// Error is one line: "3 of 40 probes failed to attach: kprobe:a, kprobe:b
+// (reason), kprobe:c (other reason); nothing was attached". Probes failing
+// for the same reason are listed together (at most 3 names each, for at
+// most 3 reasons). When every failure is on one attach point of the
+// script, the line carries that attach point's place and source line.
+func (e *AttachError) Error() string {
+	failed := 0
+	type reason struct {
+		text  string
+		names []string
+		n     int
+	}
+	var reasons []*reason
+	byText := map[string]*reason{}
+	sameAP := true
+	for _, f := range e.Failed {
+		failed += f.Probes
+		if f.AP != e.Failed[0].AP {
+			sameAP = false
+		}
+		// Providers say "attach NAME: why": the name is listed already.
+		text := strings.TrimPrefix(f.Err.Error(), "attach "+f.Name+": ")
+		r := byText[text]
+		if r == nil {
+			r = &reason{text: text}
+			byText[text] = r
+			reasons = append(reasons, r)
+		}
+		r.n++
+		name := f.Name
+		if f.Probes > 1 {
+			name = fmt.Sprintf("%s (%d probes)", f.Name, f.Probes)
+		}
+		r.names = append(r.names, name)
+	}
+	var parts []string
+	for i, r := range reasons {
+		if i == 3 {
+			rest := 0
+			for _, r := range reasons[3:] {
+				rest += r.n
+			}
+			parts = append(parts, fmt.Sprintf("%d more for other reasons", rest))
+			break
+		}
+		names := r.names
+		if len(names) > 3 {
+			names = append(names[:3:3], fmt.Sprintf("and %d more", len(r.names)-3))
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", strings.Join(names, ", "), r.text))
+	}
+	plural := "s"
+	if e.Total == 1 {
+		plural = ""
+	}
+	msg := fmt.Sprintf("%d of %d probe%s failed to attach: %s", failed, e.Total, plural, strings.Join(parts, ", "))
+	if e.Untried > 0 {
+		msg += fmt.Sprintf("; %d not tried after %d failures", e.Untried, len(e.Failed))
+	}
+	if e.DetachErr != nil {
+		msg += fmt.Sprintf("; detaching the others failed too: %v", e.DetachErr)
+	} else {
+		msg += "; nothing was attached"
+	}
+	if sameAP && e.Failed[0].AP != nil {
+		pe := &ProbeError{Src: e.Src, AP: e.Failed[0].AP, Err: errors.New(msg)}
+		return pe.Error()
+	}
+	return "ERROR: " + msg
 }
 
 // attachReverse are the probe types whose kernel hooks run the handler
@@ -311,26 +544,6 @@ func attachOrder(groups []probeGroup) []probeGroup {
 		}
 	}
 	return out
-}
-
-// attachChunked attaches a group in chunks of 50 probes so progress moves;
-// multi-link groups attach in one call.
-func attachChunked(prov provider, prog *ebpf.Program, probes []*Probe, env *Env, pr *progress) ([]io.Closer, error) {
-	if pr == nil || len(probes) == 0 || probes[0].Multi || probes[0].Program.RawSyscall != "" {
-		cl, err := prov.Attach(prog, probes, env)
-		pr.add(len(probes))
-		return cl, err
-	}
-	var out []io.Closer
-	for i := 0; i < len(probes); i += 50 {
-		cl, err := prov.Attach(prog, probes[i:min(i+50, len(probes))], env)
-		out = append(out, cl...)
-		if err != nil {
-			return out, err
-		}
-		pr.add(min(50, len(probes)-i))
-	}
-	return out, nil
 }
 
 // Detach releases every attachment (programs and maps stay loaded).

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gotrace/gotrace/internal/testkit"
+)
+
+// TestListKernelFunctions: -l over kfunc (BTF functions, spelled
+// kfunc:MODULE:FUNC as bpftrace 0.17 does) and kprobe (the traceable kernel
+// functions), -lv with each argument's C type, and -l without a pattern
+// covering both. Where bpftrace can list the same probes on this kernel
+// (it cannot when available_filter_functions is unreadable or kfuncs are
+// unavailable), the outputs must be identical.
+func TestListKernelFunctions(t *testing.T) {
+	testkit.Require(t, testkit.Root, testkit.BTF, testkit.Tracefs, testkit.Go)
+	const vfsRead = "    struct file * file\n    char * buf\n    size_t count\n    loff_t * pos\n    ssize_t retval\n"
+	for _, c := range []struct {
+		args   []string
+		want   string // exact stdout, or with prefix: every line starts with prefix
+		prefix string
+		first  string // the first line, with prefix
+	}{
+		{args: []string{"-lv", "kfunc:vfs_read"}, want: "kfunc:vmlinux:vfs_read\n" + vfsRead},
+		{args: []string{"-lv", "kretfunc:vfs_read"}, want: "kretfunc:vmlinux:vfs_read\n" + vfsRead},
+		{args: []string{"-l", "kfunc:vfs_rea*"}, prefix: "kfunc:vmlinux:vfs_rea", first: "kfunc:vmlinux:vfs_read"},
+		{args: []string{"-l", "kprobe:vfs_rea*"}, prefix: "kprobe:vfs_rea", first: "kprobe:vfs_read"},
+		{args: []string{"-l", "kretprobe:vfs_rea*"}, prefix: "kretprobe:vfs_rea", first: "kretprobe:vfs_read"},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			r := gt(t, 30*time.Second, c.args...)
+			if r.ExitCode != 0 || r.Stderr != "" {
+				t.Fatalf("exit %d, stderr:\n%s", r.ExitCode, r.Stderr)
+			}
+			if c.prefix == "" {
+				expectOutput(t, "stdout", r.Stdout, c.want)
+			} else {
+				lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
+				if lines[0] != c.first {
+					mismatch(t, "first line %q, want %q:\n%s", lines[0], c.first, r.Stdout)
+				}
+				for _, l := range lines {
+					if !strings.HasPrefix(l, c.prefix) {
+						mismatch(t, "line %q lacks %q", l, c.prefix)
+					}
+				}
+			}
+			compareListing(t, c.args, r.Stdout)
+		})
+	}
+	t.Run("no pattern", func(t *testing.T) {
+		r := gt(t, 60*time.Second, "-l")
+		if r.ExitCode != 0 || r.Stderr != "" {
+			t.Fatalf("exit %d, stderr:\n%s", r.ExitCode, r.Stderr)
+		}
+		var kinds []string
+		for _, l := range strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n") {
+			k, _, _ := strings.Cut(l, ":")
+			if len(kinds) == 0 || kinds[len(kinds)-1] != k {
+				kinds = append(kinds, k)
+			}
+		}
+		// kfunc only where this kernel runs fentry programs, as bpftrace.
+		got := strings.Join(kinds, " ")
+		if got != "hardware kprobe software tracepoint" && got != "hardware kfunc kprobe software tracepoint" {
+			mismatch(t, "-l lists the probe types %q", got)
+		}
+		for _, l := range []string{"\nkprobe:vfs_read\n", "\ntracepoint:syscalls:sys_enter_openat\n"} {
+			if !strings.Contains(r.Stdout, l) {
+				mismatch(t, "-l lacks %q", l[1:])
+			}
+		}
+		if strings.Contains(r.Stdout, "\nkprobe:__pfx_") || strings.Contains(r.Stdout, "\nkretprobe:") {
+			mismatch(t, "-l lists __pfx_ symbols or return probes")
+		}
+	})
+}
+
+// compareListing runs bpftrace with the same arguments: when it lists
+// something (it can), gotrace must have listed exactly that.
+func compareListing(t *testing.T, args []string, got string) {
+	t.Helper()
+	if testkit.Check(testkit.Bpftrace) != nil && !testkit.InCI() {
+		return
+	}
+	b := testkit.RunBounded(t, 60*time.Second, exec.Command(requireBpftrace(t), args...))
+	if b.ExitCode != 0 || b.Stdout == "" {
+		t.Logf("bpftrace %q lists nothing here (exit %d): %s", args, b.ExitCode, strings.TrimSpace(b.Stderr))
+		return
+	}
+	expectOutput(t, "gotrace vs bpftrace", got, b.Stdout)
+}

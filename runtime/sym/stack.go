@@ -21,7 +21,8 @@ const MaxStackDepth = 127
 // header) and a power-of-two bucket array, so with 127 frames a map
 // costs about 4.3 MB locked memory, against 136 MB for bpftrace's 131072
 // entries. Distinct stacks that hash into a taken bucket fail with
-// -EEXIST and are counted (StackErrors).
+// -EEXIST and are counted (StackErrors). GOTRACE_STACK_MAP_ENTRIES
+// overrides it at load time (runtime: stackMapEntries).
 const DefaultStackMapEntries = 4096
 
 // StackMapMemory estimates the locked memory the kernel charges for a

@@ -5,7 +5,9 @@
 //
 //   main -> chain_a(k) -> chain_b(k) -> target(k % 4, 0x100000000 + k % 4)
 //       target(a, b) returns 2*a + 1  (so 1, 3, 5, 7; each N/4 times when 4 | N)
-//       ustack at target: target, chain_b, chain_a, main
+//       ustack at target: target, chain_a, main (target is a frameless
+//       leaf, so %rbp is still chain_b's frame and the frame-pointer walk
+//       skips chain_b; the uchain helper has the whole chain)
 //   point_sum(&origin)    origin = { .x = -7, .y = 1L << 40, .name = "gotrace" },
 //                         returns x + y = 1099511627769
 //   apply(callback, k)    arg0 is &callback (usym: "callback"); returns k + 1

@@ -40,7 +40,7 @@ interval:ms:400 { exit(); }`, "getpid", "1000000000")
 func TestUstackLimitsOneScript(t *testing.T) {
 	requireTracing(t)
 	_, o := traceHelper(t, true, true, `uprobe:BIN:target /pid == PID/ { @[ustack(perf, 2)] = count(); @b[ustack(bpftrace, 5)] = count(); @c[ustack] = count(); @d[ustack(2)] = count(); }
-interval:ms:400 { exit(); }`, "ufunc", "100000000")
+interval:ms:400 { exit(); }`, "ufunc", "100000000000")
 	two, five, full, two2 := mapEntries(o.gt, "@"), mapEntries(o.gt, "@b"), mapEntries(o.gt, "@c"), mapEntries(o.gt, "@d")
 	if len(two) != 1 || len(five) != 1 || len(full) != 1 || len(two2) != 1 {
 		t.Fatalf("want one stack in each map, got:\n%s", o.gt)

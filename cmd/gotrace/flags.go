@@ -77,6 +77,8 @@ ENVIRONMENT (each also accepted with the BPFTRACE_ prefix):
     GOTRACE_MAX_PROBES         [default: 512] max number of probes
     GOTRACE_PERF_RB_PAGES      [default: 64] pages per CPU for the event ring buffer
     GOTRACE_NO_CPP_DEMANGLE    [default: 0] disable C++ symbol demangling
+    GOTRACE_STACK_MAP_ENTRIES  [default: 4096] stacks each stack map holds
+    GOTRACE_SYSCALL_TRACEPOINTS [default: auto] raw|perf: how syscalls:* tracepoints attach
 
 EXAMPLES:
 gotrace -l '*sleep*'

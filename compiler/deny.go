@@ -1,6 +1,10 @@
 package compiler
 
-import "strings"
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
 
 // DenyReason says why a kernel function must not be probed, or "". The
 // probe handler itself takes these paths (locks, RCU, NMI, the tracing and
@@ -25,4 +29,62 @@ func DenyReason(fn string) string {
 		return "preemption accounting runs inside every probe"
 	}
 	return ""
+}
+
+// denyFamily names the kernel code a deny-list reason is about.
+func denyFamily(reason string) string {
+	switch {
+	case strings.HasPrefix(reason, "spinlock"):
+		return "locking"
+	case strings.Contains(reason, "RCU"):
+		return "RCU"
+	case strings.Contains(reason, "NMI"):
+		return "NMI"
+	case strings.Contains(reason, "tracing machinery"):
+		return "tracing"
+	case strings.Contains(reason, "BPF machinery"):
+		return "BPF"
+	case strings.Contains(reason, "preemption"):
+		return "preemption"
+	}
+	return "other unsafe"
+}
+
+// DeniedWildcard is the one-line refusal of a kprobe or kfunc wildcard
+// (kind:pattern) that matches functions that cannot be traced safely
+// (denied, sorted by name, out of total matches): how many, in which
+// families (the largest first), one example with its reason, and what to
+// do instead. Attaching the rest would leave the user guessing what was
+// left out, and the seed's '*spin*' froze the machine.
+func DeniedWildcard(kind, pattern string, denied []string, total int) string {
+	type family struct {
+		name, example, reason string
+		n                     int
+	}
+	byName := map[string]*family{}
+	var fams []*family
+	for _, f := range denied { // sorted by name: each family's example is its first
+		r := DenyReason(f)
+		fn := denyFamily(r)
+		fam := byName[fn]
+		if fam == nil {
+			fam = &family{name: fn, example: f, reason: r}
+			byName[fn] = fam
+			fams = append(fams, fam)
+		}
+		fam.n++
+	}
+	sort.SliceStable(fams, func(i, j int) bool { return fams[i].n > fams[j].n })
+	var where string
+	if len(fams) == 1 {
+		where = "the " + fams[0].name + " code"
+	} else {
+		parts := make([]string, len(fams))
+		for i, f := range fams {
+			parts[i] = fmt.Sprintf("%s (%d)", f.name, f.n)
+		}
+		where = "the " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + " code"
+	}
+	return fmt.Sprintf("refusing %s:%s as a whole: %d of the %d functions it matches are in %s, which cannot be traced safely (e.g. %s: %s); nothing was attached. HINT: narrow the pattern to leave them out, or name the functions to trace",
+		kind, pattern, len(denied), total, where, fams[0].example, fams[0].reason)
 }

@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -38,8 +39,8 @@ func (c *compiler) maxProbes() int {
 // expandKfuncs replaces each wildcard kfunc/kretfunc attach point by its
 // BTF matches: the kernel ties an fentry/fexit program to one function, so
 // each match becomes its own program (groupAttach keys them by function),
-// and `probe` stays a per-program constant. Functions on the deny list are
-// skipped. The count is checked against MAX_PROBES here, before a thousand
+// and `probe` stays a per-program constant. A wildcard matching functions
+// on the deny list is refused as a whole, as for kprobes. The count is checked against MAX_PROBES here, before a thousand
 // programs are generated and verified. When the clause reads `args`, each
 // match must lay out the fields read as the checker's type (from the first
 // match) does.
@@ -58,13 +59,24 @@ func (c *compiler) expandKfuncs(aps []*lang.AttachPoint, usesArgs bool, fields m
 		if err != nil {
 			return nil, &Error{Span: ap.Span(), Msg: fmt.Sprintf("%s: %v", ap.Raw, err)}
 		}
+		var denied []string
+		for _, m := range matches {
+			if DenyReason(m[1]) != "" {
+				denied = append(denied, m[1])
+			}
+		}
+		if len(denied) > 0 {
+			pattern := ap.Func
+			if ap.Target != "" {
+				pattern = ap.Target + ":" + ap.Func
+			}
+			sort.Strings(denied)
+			return nil, &Error{Span: ap.Span(), Msg: DeniedWildcard(ap.Provider, pattern, denied, len(matches))}
+		}
 		var ref *types.Type
 		refName := ""
 		n := 0
 		for _, m := range matches {
-			if DenyReason(m[1]) != "" {
-				continue
-			}
 			e := *ap
 			e.Target, e.Func, e.Wildcard = m[0], m[1], false
 			e.Raw = ap.Provider + ":" + m[1]

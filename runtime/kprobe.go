@@ -243,64 +243,18 @@ func expandKernelFuncs(kind string, ap *lang.AttachPoint, env *Env) ([]*Probe, e
 	return out, nil
 }
 
-// denyFamily names the kernel code a deny-list reason is about.
-func denyFamily(reason string) string {
-	switch {
-	case strings.HasPrefix(reason, "spinlock"):
-		return "locking"
-	case strings.Contains(reason, "RCU"):
-		return "RCU"
-	case strings.Contains(reason, "NMI"):
-		return "NMI"
-	case strings.Contains(reason, "tracing machinery"):
-		return "tracing"
-	case strings.Contains(reason, "BPF machinery"):
-		return "BPF"
-	case strings.Contains(reason, "preemption"):
-		return "preemption"
-	}
-	return "other unsafe"
-}
-
 // deniedWildcardError refuses a wildcard that matches functions that
-// cannot be traced safely, in one line: how many of its matches are
-// unsafe, in which families (the largest first), one example with its
-// reason, and what to do instead.
+// cannot be traced safely (compiler.DeniedWildcard's message).
 func deniedWildcardError(kind string, ap *lang.AttachPoint, denied []kfuncName, total int) error {
-	type family struct {
-		name, example, reason string
-		n                     int
-	}
-	byName := map[string]*family{}
-	var fams []*family
-	for _, f := range denied { // sorted by name: each family's example is its first
-		r := denyReason(f.name)
-		fn := denyFamily(r)
-		fam := byName[fn]
-		if fam == nil {
-			fam = &family{name: fn, example: f.name, reason: r}
-			byName[fn] = fam
-			fams = append(fams, fam)
-		}
-		fam.n++
-	}
-	sort.SliceStable(fams, func(i, j int) bool { return fams[i].n > fams[j].n })
-	var where string
-	if len(fams) == 1 {
-		where = "the " + fams[0].name + " code"
-	} else {
-		parts := make([]string, len(fams))
-		for i, f := range fams {
-			parts[i] = fmt.Sprintf("%s (%d)", f.name, f.n)
-		}
-		where = "the " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + " code"
-	}
 	pattern := ap.Func
 	if ap.Target != "" {
 		pattern = ap.Target + ":" + ap.Func
 	}
-	return fmt.Errorf("refusing %s:%s as a whole: %d of the %d functions it matches are in %s, which cannot be traced safely (e.g. %s: %s); nothing was attached. HINT: narrow the pattern to leave them out, or name the functions to trace",
-		kind, pattern, len(denied), total, where, fams[0].example, fams[0].reason)
+	names := make([]string, len(denied))
+	for i, f := range denied {
+		names[i] = f.name
+	}
+	return errors.New(compiler.DeniedWildcard(kind, pattern, names, total))
 }
 
 func (k kprobeProvider) Attach(prog *ebpf.Program, probes []*Probe, env *Env) ([]io.Closer, error) {

@@ -661,20 +661,6 @@ func TestKprobeDenyList(t *testing.T) {
 	}
 }
 
-// TestDenyFamilies: every reason of the deny-list has a family name.
-func TestDenyFamilies(t *testing.T) {
-	for fn, fam := range map[string]string{
-		"_raw_spin_lock": "locking", "queued_spin_lock_slowpath": "locking", "rcu_read_unlock_special": "RCU",
-		"default_do_nmi": "NMI", "ftrace_ops_list_func": "tracing", "kprobe_ftrace_handler": "tracing",
-		"bpf_prog_run_array": "BPF", "preempt_count_add": "preemption",
-	} {
-		r := compiler.DenyReason(fn)
-		if got := denyFamily(r); got != fam {
-			t.Errorf("%s (%q): family %q, want %q", fn, r, got, fam)
-		}
-	}
-}
-
 // TestUntraceableSymbols: the kallsyms fallback leaves out what is not a
 // function entry.
 func TestUntraceableSymbols(t *testing.T) {

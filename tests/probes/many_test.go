@@ -92,7 +92,8 @@ func TestMaxProbes(t *testing.T) {
 	}
 }
 
-// TestSeedCases: the seed's funccount '*' and '*spin*' on kprobes give one
+// TestSeedCases: the seed's funccount '*' and '*spin*' on kprobes (and
+// kfunc) give one
 // clear error each, never a flood of per-probe errors, and attach nothing:
 // a wildcard matching functions that cannot be traced safely is refused as
 // a whole, naming how many matched, their families and one reason; one
@@ -120,6 +121,11 @@ func TestSeedCases(t *testing.T) {
 			`stdin:1:1-17: ERROR: refusing kretprobe:\*spin\* as a whole: (\d+) of the (\d+) functions it matches are in ` + families +
 				`, which cannot be traced safely \(e\.g\. \S+: ` + regexp.QuoteMeta(spinlock) + `\)` + regexp.QuoteMeta(hint) + "\n" +
 				regexp.QuoteMeta("kretprobe:*spin* { @[probe] = count(); }") + "\n~{16}\n"},
+		// kfunc wildcards too (fentry on a spinlock recurses as well).
+		{`kfunc:*spin* { @[probe] = count(); }`,
+			`stdin:1:1-13: ERROR: refusing kfunc:\*spin\* as a whole: (\d+) of the (\d+) functions it matches are in ` + families +
+				`, which cannot be traced safely \(e\.g\. \S+: ` + regexp.QuoteMeta(spinlock) + `\)` + regexp.QuoteMeta(hint) + "\n" +
+				regexp.QuoteMeta("kfunc:*spin* { @[probe] = count(); }") + "\n~{12}\n"},
 		{`kprobe:_raw_spin_lock { @ = count(); }`,
 			regexp.QuoteMeta("stdin:1:1-22: ERROR: refusing to trace _raw_spin_lock: " + spinlock + "\n" +
 				"kprobe:_raw_spin_lock { @ = count(); }\n" + strings.Repeat("~", 21) + "\n")},

@@ -2,7 +2,7 @@ package lang
 
 import "github.com/gotrace/gotrace/lang/types"
 
-// This file is gotrace's AST: what the parser lowers participle's private
+// This file is gotrace's AST: what lower.go turns the parser's private
 // parse tree into, what the checker annotates (the Type of every expression,
 // the resolved binding of every name) and what the compiler reads.
 //

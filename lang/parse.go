@@ -152,7 +152,7 @@ func bisonSpan(li *lineIndex, toks []token, i int) Span {
 	return Span{Start: li.pos(toks[j].off), End: li.pos(t.end())}
 }
 
-// syntaxError turns participle's error into bpftrace's wording: the
+// syntaxError turns the parser's error into bpftrace's wording: the
 // unexpected token and, where bpftrace's parser would list them, the
 // tokens it expected there (derived from the context: the innermost open
 // bracket and the token before).

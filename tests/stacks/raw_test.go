@@ -68,8 +68,10 @@ func hexList(as []uint64) string {
 }
 
 // kernelText reports whether an address is kernel text by /proc/kallsyms:
-// in the image's [_stext, _etext), or inside a module's text (at or after a
-// module text symbol and before the next symbol).
+// in the image's [_stext, _etext) or [_sinittext, _einittext) (the idle
+// task on the boot CPU still runs from start_kernel, in init text), or
+// inside a module's text (at or after a module text symbol and before the
+// next symbol).
 func kernelText(t *testing.T) func(uint64) bool {
 	t.Helper()
 	f, err := os.Open("/proc/kallsyms")
@@ -83,7 +85,7 @@ func kernelText(t *testing.T) func(uint64) bool {
 		text   bool
 	}
 	var syms []sym
-	var stext, etext uint64
+	var stext, etext, sinit, einit uint64
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fs := strings.Fields(sc.Text())
@@ -99,6 +101,10 @@ func kernelText(t *testing.T) func(uint64) bool {
 			stext = a
 		case "_etext":
 			etext = a
+		case "_sinittext":
+			sinit = a
+		case "_einittext":
+			einit = a
 		}
 		syms = append(syms, sym{a, len(fs) > 3 && strings.HasPrefix(fs[3], "["), strings.ContainsAny(fs[1], "tT")})
 	}
@@ -107,7 +113,7 @@ func kernelText(t *testing.T) func(uint64) bool {
 	}
 	sort.Slice(syms, func(i, j int) bool { return syms[i].addr < syms[j].addr })
 	return func(a uint64) bool {
-		if a >= stext && a < etext {
+		if a >= stext && a < etext || a >= sinit && a < einit {
 			return true
 		}
 		i := sort.Search(len(syms), func(i int) bool { return syms[i].addr > a }) - 1

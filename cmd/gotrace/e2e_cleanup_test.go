@@ -121,10 +121,17 @@ func TestCleanupOnFailedAttach(t *testing.T) {
 		{"uprobe_missing_symbol",
 			`tracepoint:syscalls:sys_enter_getpid { @ = count(); } uprobe:/bin/true:no_such_symbol_gotrace { @u = count(); }`,
 			"ERROR: could not resolve symbol: /bin/true:no_such_symbol_gotrace"},
-		// Loaded and verified, then perf_event_open fails (no PMU in a VM).
+		// Refused before anything is loaded: no hardware PMU in this VM.
 		{"hardware_after_tracepoint",
 			`tracepoint:syscalls:sys_enter_getpid { @ = count(); } hardware:cache-misses:1000000 { @h = count(); }`,
 			"ERROR: "},
+		// Half way: loaded and verified, then the kernel refuses the
+		// uprobe at attach time (glibc 2.36's pthread_spin_lock starts
+		// with an instruction uprobes cannot step, errno 524) after the
+		// tracepoint was attached: all of it is rolled back.
+		{"uprobe_refused_at_attach",
+			`tracepoint:syscalls:sys_enter_getpid { @ = count(); } uprobe:libc:pthread_spin_lock { @u = count(); }`,
+			"ERROR: 1 of 2 probes failed to attach: uprobe:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gotrace/gotrace/internal/testkit"
 )
 
 // TestVerbose: -v reports each program's instruction counts, and on a
@@ -42,6 +46,25 @@ func TestVerbose(t *testing.T) {
 		if !strings.Contains(v.Stderr, want) {
 			t.Errorf("-v: the verifier log lacks %q", want)
 		}
+	}
+}
+
+// TestAttachProgress: attaching more than 100 probes reports progress
+// (on a terminal, or with -v), ending with the whole count.
+func TestAttachProgress(t *testing.T) {
+	requireTracing(t)
+	// Hundreds of probes on one raw sys_enter link: nothing slow for the
+	// kernel to release afterwards (perf mode would hold its event mutex
+	// for seconds while other tests attach).
+	cmd := exec.Command(testkit.Gotrace(t), "-v", "-e", `tracepoint:syscalls:sys_enter_* { @ = count(); } interval:ms:100 { exit(); }`)
+	cmd.Env = append(os.Environ(), "GOTRACE_SYSCALL_TRACEPOINTS=raw")
+	r := testkit.RunBounded(t, 60*time.Second, cmd)
+	if r.ExitCode != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.ExitCode, r.Stderr)
+	}
+	m := regexp.MustCompile(`(?m)Attaching probes: (\d+)/(\d+)\n`).FindStringSubmatch(r.Stderr)
+	if m == nil || m[1] != m[2] || len(m[1]) < 3 {
+		t.Errorf("no final progress line for 100+ probes in stderr:\n%s", r.Stderr)
 	}
 }
 

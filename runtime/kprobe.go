@@ -291,6 +291,13 @@ func (k kprobeProvider) Attach(prog *ebpf.Program, probes []*Probe, env *Env) ([
 			l, err = link.Kprobe(p.Func, prog, opts)
 		}
 		if err != nil {
+			if p.Offset > 0 && !k.ret && errors.Is(err, os.ErrNotExist) {
+				// The function exists (Expand found it): the kernel refused
+				// the offset (EILSEQ, which cilium/ebpf reports as "not
+				// found" after retrying with the arch prefix).
+				return out, fmt.Errorf("attach %s: the kernel refused offset %d of %s: not at an instruction boundary (or past the function's end): %w",
+					p.Name, p.Offset, p.Func, err)
+			}
 			return out, fmt.Errorf("attach %s: %w", p.Name, err)
 		}
 		out = append(out, l)

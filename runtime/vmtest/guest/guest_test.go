@@ -354,6 +354,47 @@ func TestBuiltins(t *testing.T) {
 	}
 }
 
+// TestKprobeOffset: kprobe:FUNC+OFF attaches inside the function. The
+// first offsets are the entry's few straight-line instructions (endbr64,
+// the ftrace call, the frame setup), which every call passes and which
+// leave the argument registers alone: the first offset the kernel accepts
+// as an instruction boundary must count every getpid. Offsets inside an
+// instruction must be refused with the kernel's reason.
+func TestKprobeOffset(t *testing.T) {
+	requireVM(t)
+	if _, err := os.Stat("/bin/gotrace"); err != nil {
+		t.Skip("no /bin/gotrace in the initramfs")
+	}
+	const n = 200
+	refused, first := 0, ""
+	for off := 1; off < 16; off++ {
+		script := fmt.Sprintf(`kprobe:%s+%d /comm == "%s" && arg1 == 1/ { @ = count(); }`, target, off, loopComm)
+		cmd := exec.Command("/bin/gotrace", "-c", "/init", "-e", script)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("GOTRACE_VM_GETPID=%d", n))
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if err != nil {
+			t.Logf("+%d refused: %s", off, strings.TrimSpace(stderr.String()))
+			if want := fmt.Sprintf("kprobe:%s+%d (the kernel refused offset %[2]d of %[1]s: not at an instruction boundary", target, off); !strings.Contains(stderr.String(), want) {
+				t.Errorf("+%d: the error lacks %q:\n%s", off, want, stderr.String())
+			}
+			if refused == 0 {
+				first = strings.SplitN(strings.TrimSpace(stderr.String()), "\n", 2)[0]
+			}
+			refused++
+			continue
+		}
+		want := fmt.Sprintf("Attaching 1 probe...\n\n\n@: %d\n", n)
+		if stdout.String() != want {
+			t.Fatalf("kprobe:%s+%d: stdout = %q, want %q", target, off, stdout.String(), want)
+		}
+		t.Logf("kprobe:%s+%d counted %d (%d smaller offsets refused, the first with: %s)", target, off, n, refused, first)
+		return
+	}
+	t.Fatalf("no offset in +1..+15 of %s attached", target)
+}
+
 // TestGotraceScripts runs the gotrace binary packed at /bin/gotrace, when
 // present, with -e scripts for each kernel probe type whose output is exact:
 // the traced command is /init in getpid mode (GOTRACE_VM_GETPID=N).

@@ -107,7 +107,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		var ce *compiler.Error
 		if errors.As(err, &ce) && ce.Span.Start.IsValid() {
 			d := &lang.Diagnostics{Src: src}
-			d.Errorf(ce.Span, "%s", ce.Msg)
+			d.Add(lang.Error, ce.Span, ce.Hint, "%s", ce.Msg)
 			return out, d
 		}
 		return out, err

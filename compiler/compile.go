@@ -74,6 +74,7 @@ const (
 type Error struct {
 	Span lang.Span
 	Msg  string
+	Hint string // printed as "HINT: ..." after the marker
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Span.Start, e.Msg) }

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"github.com/gotrace/gotrace/compiler/layout"
 	"os"
 	"sort"
 	"strconv"
@@ -47,6 +48,14 @@ func (c *compiler) maxProbes() int {
 func (c *compiler) expandKfuncs(aps []*lang.AttachPoint, usesArgs bool, fields map[string]bool) ([]*lang.AttachPoint, error) {
 	var out []*lang.AttachPoint
 	for _, ap := range aps {
+		if (ap.Provider == "kfunc" || ap.Provider == "kretfunc") && !ap.Wildcard && c.res.Opts.Resolver != nil {
+			// The function must be in BTF (the kernel ties the program to
+			// its BTF ID at load): say so here, where it can be named,
+			// whatever the kernel's support for fentry.
+			if _, _, err := c.res.Opts.Resolver.Func(ap.Func); err != nil && layout.IsNotFound(err) {
+				return nil, &Error{Span: ap.Span(), Msg: fmt.Sprintf("%s: %v", ap.Raw, err), Hint: c.suggestFunc(ap.Func)}
+			}
+		}
 		if (ap.Provider != "kfunc" && ap.Provider != "kretfunc") || !ap.Wildcard {
 			out = append(out, ap)
 			continue
@@ -108,4 +117,22 @@ func (c *compiler) expandKfuncs(aps []*lang.AttachPoint, usesArgs bool, fields m
 		}
 	}
 	return out, nil
+}
+
+// suggestFunc is the "did you mean" of a kernel function missing from BTF:
+// the closest BTF function sharing the name's first letter.
+func (c *compiler) suggestFunc(name string) string {
+	lister, ok := c.res.Opts.Resolver.(FuncLister)
+	if !ok || name == "" {
+		return ""
+	}
+	ms, err := lister.FuncMatches("", name[:1]+"*")
+	if err != nil {
+		return ""
+	}
+	names := make([]string, 0, len(ms))
+	for _, m := range ms {
+		names = append(names, m[1])
+	}
+	return lang.Suggest(name, names)
 }

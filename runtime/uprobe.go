@@ -157,7 +157,11 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 		if !hasWildcard(ap.Func) {
 			i := sort.Search(len(funcs), func(i int) bool { return funcs[i].name >= ap.Func })
 			if i == len(funcs) || funcs[i].name != ap.Func {
-				return nil, fmt.Errorf("could not resolve symbol: %s:%s", path, ap.Func)
+				names := make([]string, len(funcs))
+				for j, f := range funcs {
+					names[j] = f.name
+				}
+				return nil, &lang.HintError{Msg: fmt.Sprintf("could not resolve symbol: %s:%s", path, ap.Func), Hint: lang.Suggest(ap.Func, names)}
 			}
 			fn := funcs[i]
 			if fn.ifunc {

@@ -187,10 +187,14 @@ func (k kprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 	return probes, err
 }
 
-// noKernelFuncError is a pattern matching no traceable kernel function.
-type noKernelFuncError struct{ msg string }
+// noKernelFuncError is a pattern matching no traceable kernel function,
+// with a "did you mean" for a name.
+type noKernelFuncError struct{ msg, hint string }
 
 func (e *noKernelFuncError) Error() string { return e.msg }
+
+// Unwrap gives the diagnostic its hint (ProbeError).
+func (e *noKernelFuncError) Unwrap() error { return &lang.HintError{Msg: e.msg, Hint: e.hint} }
 
 // expandKernelFuncs resolves [MOD:]FUNC patterns against the traceable
 // kernel functions. Functions that cannot be traced safely are refused
@@ -236,9 +240,15 @@ func expandKernelFuncs(kind string, ap *lang.AttachPoint, env *Env) ([]*Probe, e
 	}
 	if len(out) == 0 {
 		if hasWildcard(ap.Func) {
-			return nil, &noKernelFuncError{"no kernel functions match " + ap.Func}
+			return nil, &noKernelFuncError{msg: "no kernel functions match " + ap.Func}
 		}
-		return nil, &noKernelFuncError{"kernel function not found or not traceable: " + ap.Func}
+		names := make([]string, 0, len(funcs))
+		for _, f := range funcs {
+			if f.name != "" && f.name[0] == ap.Func[0] && denyReason(f.name) == "" {
+				names = append(names, f.name)
+			}
+		}
+		return nil, &noKernelFuncError{"kernel function not found or not traceable: " + ap.Func, lang.Suggest(ap.Func, names)}
 	}
 	return out, nil
 }

@@ -661,6 +661,20 @@ func TestKprobeDenyList(t *testing.T) {
 	}
 }
 
+// TestKernelFuncHint: a kernel function that does not exist gets the
+// closest traceable one as its hint.
+func TestKernelFuncHint(t *testing.T) {
+	requireBPF(t) // root: kallsyms addresses and tracefs
+	if _, err := kernelFuncs(); err != nil {
+		t.Fatalf("kernel functions: %v", err)
+	}
+	_, err := expandKernelFuncs("kprobe", &lang.AttachPoint{Raw: "kprobe:vfs_reed", Provider: "kprobe", Func: "vfs_reed"}, &Env{})
+	var he *lang.HintError
+	if !errors.As(err, &he) || he.Msg != "kernel function not found or not traceable: vfs_reed" || he.Hint != `did you mean "vfs_read"?` {
+		t.Errorf("err = %v, hint %+v", err, he)
+	}
+}
+
 // TestUntraceableSymbols: the kallsyms fallback leaves out what is not a
 // function entry.
 func TestUntraceableSymbols(t *testing.T) {

@@ -25,6 +25,11 @@ func TestBufferingModes(t *testing.T) {
 			script := fmt.Sprintf(`tracepoint:syscalls:sys_enter_getpid /tid == %d/ { printf("event %%d\n", tid); }`, tid)
 			want := fmt.Sprintf("event %d\n", tid)
 			tr := testkit.StartTracer(t, 20*time.Second, testkit.Gotrace(t), "-B", mode, "-e", script)
+			// Right after the notify line gotrace flushes what it printed
+			// before the probes attached (BEGIN's output comes after that
+			// line, as in bpftrace): an event in that instant would go out
+			// with it. Let that flush pass first.
+			time.Sleep(200 * time.Millisecond)
 			syscall.Getpid()
 			// Line and unbuffered output arrive while gotrace runs: wait for
 			// it. Full buffering must still hold the event a while later.

@@ -318,7 +318,7 @@ var examples = []example{
 			t.Errorf("@usecs[getaddrinfo] holds %d lookups, want >= 1 (getent's)", n)
 		}
 	}},
-	{file: "25-funccount.gt", args: []string{lookupComm()}, work: func(t *testing.T) workInfo {
+	{file: "25-funccount.gt", args: []string{"libc", "*getaddrinfo*", lookupComm()}, work: func(t *testing.T) workInfo {
 		// getent under a comm of its own: the count is exact while other
 		// tests (24) run getent at the same time.
 		getentAs(t, lookupComm(), 1)
@@ -327,7 +327,7 @@ var examples = []example{
 		// getent resolves one name: one getaddrinfo call.
 		mustCount(t, out, `(?m)^@calls\[uprobe:/\S*libc\S*:getaddrinfo\]: 1$`, 1)
 	}},
-	{file: "26-funclatency.gt", args: []string{latencyComm()}, work: func(t *testing.T) workInfo {
+	{file: "26-funclatency.gt", args: []string{"libc", "getaddrinfo", latencyComm()}, work: func(t *testing.T) workInfo {
 		// Three lookups by a getent copy with a comm of its own, one
 		// getaddrinfo call each.
 		getentAs(t, latencyComm(), 3)

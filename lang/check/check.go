@@ -377,12 +377,6 @@ func (c *checker) LookupType(name string) (*types.Type, error) {
 	return t, nil
 }
 
-// ---- did you mean ----
-
-func suggest(name string, candidates []string) string { return lang.Suggest(name, candidates) }
-
-func editDistance(a, b string) int { return lang.EditDistance(a, b) }
-
 // ---- fixup ----
 
 // fixup gives every variable and map reference its final type: a string

@@ -283,26 +283,6 @@ func FuzzCheck(f *testing.F) {
 	})
 }
 
-func TestEditDistance(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0}, {"pid", "pid", 0}, {"", "abc", 3}, {"abc", "", 3},
-		{"pdi", "pid", 1},   // adjacent swap
-		{"tigd", "tgid", 1}, // adjacent swap
-		{"pi", "pid", 1}, {"pod", "pid", 1}, {"kitten", "sitting", 3},
-		{"ca", "abc", 3}, // optimal string alignment: no edit of a swapped pair
-	} {
-		if got := editDistance(c.a, c.b); got != c.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
-		}
-		if got := editDistance(c.b, c.a); got != c.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d (symmetry)", c.b, c.a, got, c.want)
-		}
-	}
-}
-
 // declResolver is the fake resolver with C declaration errors.
 type declResolver struct {
 	fakeResolver

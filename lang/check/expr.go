@@ -64,7 +64,7 @@ func (c *checker) expr(e lang.Expr, ctx exprCtx) (t *types.Type) {
 	case *lang.VarExpr:
 		info := c.lookupVar(e.Name)
 		if info == nil {
-			c.errHint(e.Span(), func() string { return suggest(e.Name, c.varNames()) }, "Undefined or undeclared variable: %s", e.Name)
+			c.errHint(e.Span(), func() string { return lang.Suggest(e.Name, c.varNames()) }, "Undefined or undeclared variable: %s", e.Name)
 			return types.InvalidType
 		}
 		e.Info = info
@@ -157,7 +157,7 @@ func (c *checker) fillPositional(e *lang.PositionalExpr) {
 func (c *checker) builtinVar(e *lang.BuiltinExpr) *types.Type {
 	row, _, ok := stdlib.Resolve(e.Name)
 	if !ok || (row.Kind != stdlib.Var && !(row.Kind == stdlib.Func && row.MinArgs == 0 && (row.Name == "kstack" || row.Name == "ustack"))) {
-		c.errHint(e.Span(), func() string { return suggest(e.Name, stdlib.Names(stdlib.Var)) }, "Unknown identifier: '%s'", e.Name)
+		c.errHint(e.Span(), func() string { return lang.Suggest(e.Name, stdlib.Names(stdlib.Var)) }, "Unknown identifier: '%s'", e.Name)
 		return types.InvalidType
 	}
 	if row.Check == nil {
@@ -179,7 +179,7 @@ func (c *checker) ident(e *lang.IdentExpr) *types.Type {
 			return t
 		}
 	}
-	c.errHint(e.Span(), func() string { return suggest(e.Name, stdlib.Names(stdlib.Var)) }, "Unknown identifier: '%s'", e.Name)
+	c.errHint(e.Span(), func() string { return lang.Suggest(e.Name, stdlib.Names(stdlib.Var)) }, "Unknown identifier: '%s'", e.Name)
 	return types.InvalidType
 }
 
@@ -192,7 +192,7 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 		if !nameSp.Start.IsValid() {
 			nameSp = e.Span()
 		}
-		c.errHint(nameSp, func() string { return suggest(e.Name, stdlib.Names(stdlib.Func, stdlib.Agg, stdlib.MapFunc)) }, "Unknown function: %s", e.Name)
+		c.errHint(nameSp, func() string { return lang.Suggest(e.Name, stdlib.Names(stdlib.Func, stdlib.Agg, stdlib.MapFunc)) }, "Unknown function: %s", e.Name)
 		return types.InvalidType
 	}
 	if row.Unsafe && !c.opts.Unsafe {
@@ -633,7 +633,7 @@ func (c *checker) field(e *lang.FieldExpr) *types.Type {
 			c.errHint(sp, func() string {
 				var names []string
 				collectFieldNames(r, &names)
-				return suggest(e.Field, names)
+				return lang.Suggest(e.Field, names)
 			}, "Struct/union of type '%s' does not contain a field named '%s'", r.Name, e.Field)
 		}
 		return types.InvalidType
@@ -824,7 +824,7 @@ func (c *checker) offsetof(e *lang.OffsetofExpr) *types.Type {
 			c.errHint(e.Span(), func() string {
 				var names []string
 				collectFieldNames(rec, &names)
-				return suggest(name, names)
+				return lang.Suggest(name, names)
 			}, "Struct/union of type '%s' does not contain a field named '%s'", rec.Name, name)
 			return types.InvalidType
 		}

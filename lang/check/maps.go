@@ -28,7 +28,7 @@ func (c *checker) mapHint(name string) string {
 			names = append(names, n)
 		}
 	}
-	return suggest(name, names)
+	return lang.Suggest(name, names)
 }
 
 // mapAccess checks an access `@m[keys]` (a read or, with write, a store)

@@ -36,7 +36,7 @@ func (c *checker) checkProbe(p *lang.Probe) {
 			}
 		}
 		if !known {
-			c.errHint(ap.Span(), func() string { return suggest(ap.Provider, knownProviders) }, "Invalid probe type: %s", ap.Provider)
+			c.errHint(ap.Span(), func() string { return lang.Suggest(ap.Provider, knownProviders) }, "Invalid probe type: %s", ap.Provider)
 			continue
 		}
 		if !seen[ap.Provider] {
@@ -398,7 +398,7 @@ func (c *checker) assignVar(s *lang.AssignStmt, v *lang.VarExpr, op string) {
 	info := c.lookupVar(v.Name)
 	if op != "=" {
 		if info == nil {
-			c.errHint(v.Span(), func() string { return suggestVar(v.Name, c.varNames()) }, "Undefined or undeclared variable: %s", v.Name)
+			c.errHint(v.Span(), func() string { return lang.Suggest(v.Name, c.varNames()) }, "Undefined or undeclared variable: %s", v.Name)
 			c.expr(s.Rhs, ctxValue)
 			return
 		}
@@ -436,8 +436,6 @@ func (c *checker) assignVar(s *lang.AssignStmt, v *lang.VarExpr, op string) {
 	v.Info = info
 	v.SetType(info.Type)
 }
-
-func suggestVar(name string, names []string) string { return suggest(name, names) }
 
 func (c *checker) assignMap(s *lang.AssignStmt, m *lang.MapExpr, op string) {
 	st := c.mapAccess(m, true)

@@ -11,43 +11,31 @@ import (
 // BPF machinery), so probing them recurses or deadlocks: the seed's
 // '*spin*' froze the machine.
 func DenyReason(fn string) string {
+	_, reason := denyRule(fn)
+	return reason
+}
+
+// denyRule gives the family of kernel code fn belongs to and why it must
+// not be probed, or two empty strings.
+func denyRule(fn string) (family, reason string) {
 	switch {
 	case strings.Contains(fn, "spin_lock"), strings.Contains(fn, "spin_unlock"), strings.Contains(fn, "spin_trylock"),
 		strings.HasPrefix(fn, "_raw_"), strings.HasPrefix(fn, "queued_spin"), strings.HasPrefix(fn, "native_queued_spin"),
 		strings.Contains(fn, "_spin_") && strings.Contains(fn, "lock"):
-		return "spinlock functions are taken by the probe handler itself; probing them can deadlock the machine"
+		return "locking", "spinlock functions are taken by the probe handler itself; probing them can deadlock the machine"
 	case strings.HasPrefix(fn, "rcu_") || strings.HasPrefix(fn, "__rcu_"):
-		return "probe handlers run under RCU; probing RCU itself recurses"
+		return "RCU", "probe handlers run under RCU; probing RCU itself recurses"
 	case strings.Contains(fn, "nmi"):
-		return "NMI-context functions cannot be probed safely"
+		return "NMI", "NMI-context functions cannot be probed safely"
 	case strings.HasPrefix(fn, "ftrace_") || strings.HasPrefix(fn, "kprobe_") || strings.HasPrefix(fn, "__kprobe") ||
 		strings.HasPrefix(fn, "perf_trace_") || strings.HasPrefix(fn, "trace_call_bpf"):
-		return "part of the tracing machinery that runs the probe"
+		return "tracing", "part of the tracing machinery that runs the probe"
 	case strings.HasPrefix(fn, "bpf_prog_") || strings.HasPrefix(fn, "__bpf_prog_") || strings.HasPrefix(fn, "bpf_dispatcher"):
-		return "part of the BPF machinery that runs the probe"
+		return "BPF", "part of the BPF machinery that runs the probe"
 	case strings.HasPrefix(fn, "preempt_count") || fn == "preempt_schedule" || strings.HasPrefix(fn, "__preempt"):
-		return "preemption accounting runs inside every probe"
+		return "preemption", "preemption accounting runs inside every probe"
 	}
-	return ""
-}
-
-// denyFamily names the kernel code a deny-list reason is about.
-func denyFamily(reason string) string {
-	switch {
-	case strings.HasPrefix(reason, "spinlock"):
-		return "locking"
-	case strings.Contains(reason, "RCU"):
-		return "RCU"
-	case strings.Contains(reason, "NMI"):
-		return "NMI"
-	case strings.Contains(reason, "tracing machinery"):
-		return "tracing"
-	case strings.Contains(reason, "BPF machinery"):
-		return "BPF"
-	case strings.Contains(reason, "preemption"):
-		return "preemption"
-	}
-	return "other unsafe"
+	return "", ""
 }
 
 // DeniedWildcard is the one-line refusal of a kprobe or kfunc wildcard
@@ -64,8 +52,7 @@ func DeniedWildcard(kind, pattern string, denied []string, total int) string {
 	byName := map[string]*family{}
 	var fams []*family
 	for _, f := range denied { // sorted by name: each family's example is its first
-		r := DenyReason(f)
-		fn := denyFamily(r)
+		fn, r := denyRule(f)
 		fam := byName[fn]
 		if fam == nil {
 			fam = &family{name: fn, example: f, reason: r}

@@ -5,16 +5,16 @@ import (
 	"testing"
 )
 
-// TestDenyFamilies: every reason of the deny-list has a family name.
+// TestDenyFamilies: each deny-list rule names its family.
 func TestDenyFamilies(t *testing.T) {
 	for fn, fam := range map[string]string{
 		"_raw_spin_lock": "locking", "queued_spin_lock_slowpath": "locking", "rcu_read_unlock_special": "RCU",
 		"default_do_nmi": "NMI", "ftrace_ops_list_func": "tracing", "kprobe_ftrace_handler": "tracing",
 		"bpf_prog_run_array": "BPF", "preempt_count_add": "preemption",
 	} {
-		r := DenyReason(fn)
-		if got := denyFamily(r); got != fam {
-			t.Errorf("%s (%q): family %q, want %q", fn, r, got, fam)
+		got, r := denyRule(fn)
+		if got != fam || r == "" || r != DenyReason(fn) {
+			t.Errorf("%s: family %q reason %q, want family %q", fn, got, r, fam)
 		}
 	}
 }

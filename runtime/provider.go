@@ -7,7 +7,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -210,23 +209,6 @@ func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
 	return pl, nil
 }
 
-// raiseNofile raises RLIMIT_NOFILE's soft limit to the hard limit, once,
-// and returns the limit then in force. (Go raises it at start-up too, and
-// gives child processes the original back; this is a no-op then.)
-var raiseNofile = sync.OnceValues(func() (unix.Rlimit, error) {
-	var lim unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
-		return lim, fmt.Errorf("read RLIMIT_NOFILE: %w", err)
-	}
-	if lim.Cur < lim.Max {
-		raised := unix.Rlimit{Cur: lim.Max, Max: lim.Max}
-		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &raised); err == nil {
-			lim = raised
-		}
-	}
-	return lim, nil
-})
-
 // fdMargin are descriptors kept free for what opens after the check: the
 // ring buffer's epoll, output files, a -c child's pipes, the reaper.
 const fdMargin = 32
@@ -266,12 +248,13 @@ func fdsNeeded(pl *plan) int {
 }
 
 // checkFDLimit fails, before anything is attached, when the plan's
-// descriptors would not fit in RLIMIT_NOFILE (raised to its hard limit
-// first), instead of running out of descriptors half-way.
+// descriptors would not fit in RLIMIT_NOFILE, instead of running out of
+// descriptors half-way. (The Go runtime has raised the soft limit to the
+// hard one at start-up already.)
 func checkFDLimit(pl *plan) error {
-	lim, err := raiseNofile()
-	if err != nil {
-		return err
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return fmt.Errorf("read RLIMIT_NOFILE: %w", err)
 	}
 	need := fdsNeeded(pl)
 	open := 0

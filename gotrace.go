@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler"
 	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/lang"
@@ -32,6 +33,8 @@ type Options struct {
 	// DumpAST keeps the parsed program's dump, before the checker types
 	// it, in Compiled.AST (-d).
 	DumpAST bool
+	// Compat is the bpftrace release to follow where 0.17 and 0.26 differ.
+	Compat compat.Version
 }
 
 // Compiled is everything Compile produced, for printing stages (-d) too.
@@ -88,6 +91,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		Unsafe:   opts.Unsafe,
 		// cpid is an error without -c (bpftrace's rule).
 		NoCpid: !opts.ChildCommand,
+		Compat: opts.Compat,
 	})
 	if err != nil {
 		return out, err

@@ -10,6 +10,7 @@ import (
 // canonical name used in AttachPoint.Provider.
 var providerAliases = map[string]string{
 	"BEGIN": "BEGIN", "END": "END",
+	"begin": "BEGIN", "end": "END", // bpftrace 0.24's spelling
 	"tracepoint": "tracepoint", "t": "tracepoint",
 	"rawtracepoint": "rawtracepoint", "rt": "rawtracepoint",
 	"kprobe": "kprobe", "k": "kprobe",
@@ -114,6 +115,12 @@ func ParseAttachPoint(raw string, sp Span) (*AttachPoint, error) {
 		return nil, err
 	}
 	prov, ok := providerAliases[parts[0]]
+	if !ok {
+		// Provider names are case-insensitive since bpftrace 0.24
+		// (`Tracepoint:`, `BEGIN`/`begin`); the exact spelling wins, as
+		// `U` (usdt) and `u` (uprobe) differ only in case.
+		prov, ok = providerAliases[strings.ToLower(parts[0])]
+	}
 	if !ok {
 		if len(parts) == 1 {
 			return nil, fmt.Errorf("invalid attach point: %s (expected provider:target, BEGIN or END)", raw)

@@ -22,6 +22,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler"
 )
 
@@ -97,6 +98,8 @@ type Options struct {
 	OnLoad func(*Loaded)
 	// Unsafe allows system() and similar.
 	Unsafe bool
+	// Compat is the bpftrace release whose behaviour to follow.
+	Compat compat.Version
 }
 
 // Run loads spec, attaches every probe, prints events until the script

@@ -22,6 +22,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"golang.org/x/sys/unix"
 
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
@@ -282,6 +283,46 @@ func TestTracepointCount(t *testing.T) {
 	checkNoLeaks(t, before)
 }
 
+// TestRunAttached026: bpftrace 0.26's behaviour (the default): "Attached N
+// probes" on stderr once attached, nothing on stdout before it, and a
+// program of BEGIN and END only ends by itself after BEGIN, running END.
+func TestRunAttached026(t *testing.T) {
+	requireBPF(t)
+	begin := append(emitInsns(0, 42), ret0()...)
+	end := append(emitInsns(1, 7), ret0()...)
+	spec := &compiler.Spec{
+		Maps: []*compiler.MapSpec{{Name: "ringbuf", Type: ebpf.RingBuf, MaxEntries: 1 << 16}},
+		Programs: []*compiler.Program{
+			{Name: "BEGIN", Type: ebpf.RawTracepoint, Attach: []*lang.AttachPoint{{Provider: "BEGIN"}}, Insns: begin},
+			{Name: "END", Type: ebpf.RawTracepoint, Attach: []*lang.AttachPoint{{Provider: "END"}}, Insns: end},
+		},
+		Events: []*compiler.Event{
+			{ID: 0, Kind: compiler.EvPrintf, Format: "begin"},
+			{ID: 1, Kind: compiler.EvPrintf, Format: "end"},
+		},
+	}
+	var stdout, stderr strings.Builder
+	fp := &fakePrinter{}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := Run(ctx, spec, Options{Printer: fp, Stdout: &stdout, Stderr: &stderr}); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("a BEGIN/END program did not end by itself (%v)", time.Since(start))
+	}
+	if got, want := strings.Join(fp.events, ","), "begin:42,end:7"; got != want {
+		t.Errorf("events = %q, want %q", got, want)
+	}
+	if got := stderr.String(); got != "Attached 2 probes\n" {
+		t.Errorf("stderr = %q, want %q", got, "Attached 2 probes\n")
+	}
+	if got := stdout.String(); strings.Contains(got, "Attaching") {
+		t.Errorf("stdout = %q: 0.17's attach line in 0.26 mode", got)
+	}
+}
+
 // TestRunBeginEndExit: BEGIN prints and exits, END prints; the maps are
 // handed over at exit.
 func TestRunBeginEndExit(t *testing.T) {
@@ -305,7 +346,7 @@ func TestRunBeginEndExit(t *testing.T) {
 	fp := &fakePrinter{}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	err := Run(ctx, spec, Options{Printer: fp, Stdout: &out, Stderr: &out})
+	err := Run(ctx, spec, Options{Printer: fp, Stdout: &out, Stderr: &out, Compat: compat.V017})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +386,7 @@ func TestRunSignal(t *testing.T) {
 	t.Setenv(notifyEnv, "1")
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(context.Background(), spec, Options{Printer: fp, Stdout: pw, Stderr: pw, Signals: sigs})
+		done <- Run(context.Background(), spec, Options{Printer: fp, Stdout: pw, Stderr: pw, Signals: sigs, Compat: compat.V017})
 		pw.Close()
 	}()
 	// Wait for the notify line, as the conformance runner does.
@@ -1085,7 +1126,7 @@ func TestLostEventsReported(t *testing.T) {
 	fp := &fakePrinter{}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := Run(ctx, spec, Options{Printer: fp, Stdout: &out, Stderr: &out, Timeout: 300 * time.Millisecond}); err != nil {
+	if err := Run(ctx, spec, Options{Printer: fp, Stdout: &out, Stderr: &out, Timeout: 300 * time.Millisecond, Compat: compat.V017}); err != nil {
 		t.Fatal(err)
 	}
 	// Losses are reported as they happen, each line the new ones since

@@ -160,17 +160,11 @@ func (s *session) run(ctx context.Context) (err error) {
 	}
 	s.pl = pl
 	timing.mark("expand")
-	if ap, ok := s.opts.Printer.(interface{ AttachedProbes(int) error }); ok && !s.opts.Quiet {
-		// The printer knows the output format (text or JSON).
-		if err := ap.AttachedProbes(pl.total); err != nil {
+	if !s.opts.Compat.AttachedAfter() {
+		// bpftrace 0.17: "Attaching N probes..." before anything attaches.
+		if err := s.attachMessage(pl.total); err != nil {
 			return err
 		}
-	} else if !s.opts.Quiet {
-		plural := "s"
-		if pl.total == 1 {
-			plural = ""
-		}
-		fmt.Fprintf(s.opts.Stdout, "Attaching %d probe%s...\n", pl.total, plural)
 	}
 	if f, ok := s.opts.Stdout.(interface{ Flush() error }); ok {
 		f.Flush() // before BEGIN's output
@@ -193,6 +187,14 @@ func (s *session) run(ctx context.Context) (err error) {
 	// A reader error return below must not leave the goroutine behind:
 	// closing the reader (deferred above) ends it.
 
+	holder, _ := s.opts.Stdout.(interface {
+		Hold()
+		Release() error
+	})
+	if s.opts.Compat.AttachedAfter() && holder != nil {
+		holder.Hold()
+		defer holder.Release() // on failure paths too: what BEGIN printed
+	}
 	// BEGIN runs before any other probe is attached, as in bpftrace: state
 	// it sets (@start = nsecs) predates every event.
 	if err := l.RunBegin(pl); err != nil {
@@ -219,6 +221,17 @@ func (s *session) run(ctx context.Context) (err error) {
 	if s.opts.Verbose {
 		fmt.Fprintf(s.opts.Stderr, "attached %d probes in %v\n", pl.total, time.Since(start).Round(time.Millisecond))
 	}
+	if s.opts.Compat.AttachedAfter() {
+		// bpftrace 0.26: "Attached N probes" once everything is attached.
+		if err := s.attachMessage(pl.total); err != nil {
+			return err
+		}
+		if holder != nil {
+			if err := holder.Release(); err != nil {
+				return fmt.Errorf("write output: %w", err)
+			}
+		}
+	}
 	if _, ok := os.LookupEnv(notifyEnv); ok {
 		// On stderr, as bpftrace: stdout may be JSON a reader parses.
 		fmt.Fprintln(s.opts.Stderr, notifyEnv)
@@ -243,7 +256,14 @@ func (s *session) run(ctx context.Context) (err error) {
 		pidDone = watchPID(s.opts.PID, stop)
 	}
 	var timeout <-chan time.Time
-	if s.opts.Timeout > 0 {
+	if s.opts.Compat.ExitAfterBeginEnd() && len(pl.groups) == 0 && child == nil && s.opts.PID == 0 {
+		// Only BEGIN/END probes: nothing can fire any more, so bpftrace
+		// 0.26 ends right after BEGIN (0.17 waits for Ctrl-C).
+		now := make(chan time.Time, 1)
+		now <- time.Now()
+		timeout = now
+	}
+	if s.opts.Timeout > 0 && timeout == nil {
 		t := time.NewTimer(s.opts.Timeout)
 		defer t.Stop()
 		timeout = t.C
@@ -552,3 +572,28 @@ func (s *session) reportPrograms() {
 
 var _ io.Closer = (*ringbuf.Reader)(nil)
 var _ = ebpf.RingBuf
+
+// attachMessage tells how many probes the script has: bpftrace 0.17's
+// "Attaching N probes..." on stdout before attaching, or 0.26's "Attached N
+// probes" on stderr after (in JSON, the attached_probes record on stdout).
+// -q silences both.
+func (s *session) attachMessage(n int) error {
+	if s.opts.Quiet {
+		return nil
+	}
+	if ap, ok := s.opts.Printer.(interface{ AttachedProbes(int) error }); ok {
+		// The printer knows the output format (text or JSON) and the
+		// version's wording; in text, 0.26's line goes to stderr.
+		return ap.AttachedProbes(n)
+	}
+	plural := "s"
+	if n == 1 {
+		plural = ""
+	}
+	if s.opts.Compat.AttachedAfter() {
+		_, err := fmt.Fprintf(s.opts.Stderr, "Attached %d probe%s\n", n, plural)
+		return err
+	}
+	_, err := fmt.Fprintf(s.opts.Stdout, "Attaching %d probe%s...\n", n, plural)
+	return err
+}

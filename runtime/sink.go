@@ -27,6 +27,41 @@ type Output struct {
 	// goes out in few large writes.
 	drain bool
 	file  *os.File // non-nil when we opened it
+	// held collects what is written between Hold and Release.
+	held    bytes.Buffer
+	holding bool
+}
+
+// Hold keeps everything written from now on in memory until Release:
+// bpftrace 0.26 prints BEGIN's output after "Attached N probes", which
+// gotrace prints once every probe is attached, while BEGIN ran before.
+func (o *Output) Hold() {
+	o.mu.Lock()
+	o.holding = true
+	o.mu.Unlock()
+}
+
+// Release writes what was held, in order, and ends holding.
+func (o *Output) Release() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.holding {
+		return nil
+	}
+	o.holding = false
+	b := o.held.Bytes()
+	o.held = bytes.Buffer{}
+	if len(b) == 0 {
+		return nil
+	}
+	if o.buf == nil {
+		_, err := o.w.Write(b)
+		return err
+	}
+	if _, err := o.buf.Write(b); err != nil {
+		return err
+	}
+	return o.buf.Flush()
 }
 
 // OpenOutput opens path (empty: stdout) with the -B mode. BufferDefault
@@ -65,6 +100,9 @@ func OpenOutput(path string, mode Buffering) (*Output, error) {
 func (o *Output) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.holding {
+		return o.held.Write(p)
+	}
 	if o.buf == nil {
 		return o.w.Write(p)
 	}
@@ -83,7 +121,7 @@ func (o *Output) Flush() error {
 }
 
 func (o *Output) flush() error {
-	if o.buf == nil {
+	if o.buf == nil || o.holding {
 		return nil
 	}
 	return o.buf.Flush()

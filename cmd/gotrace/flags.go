@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/gotrace/gotrace/compat"
 )
 
 // config is the parsed command line.
@@ -33,6 +35,8 @@ type config struct {
 	noWarnings  bool
 	metrics     string
 	explain     bool // `gotrace explain ...`
+	compat      compat.Version
+	compatSet   bool // --compat given (it wins over GOTRACE_COMPAT)
 }
 
 // usageError is a command-line mistake: its message is printed, then the
@@ -64,6 +68,7 @@ OPTIONS:
     -V, --version  print the version
     --no-warnings  disable all warning messages
     --metrics ADDR serve the script's maps as Prometheus metrics on ADDR
+    --compat VER   follow bpftrace VER where releases differ: 0.26 (default) or 0.17
 
 TROUBLESHOOTING OPTIONS:
     -v             verbose messages (with -l: probe arguments; at exit: hits and cost per probe)
@@ -79,6 +84,7 @@ ENVIRONMENT (each also accepted with the BPFTRACE_ prefix):
     GOTRACE_NO_CPP_DEMANGLE    [default: 0] disable C++ symbol demangling
     GOTRACE_STACK_MAP_ENTRIES  [default: 4096] stacks each stack map holds
     GOTRACE_SYSCALL_TRACEPOINTS [default: auto] raw|perf: how syscalls:* tracepoints attach
+    GOTRACE_COMPAT             [default: 0.26] as --compat (GOTRACE_ spelling only)
 
 EXAMPLES:
 gotrace -l '*sleep*'
@@ -145,6 +151,12 @@ func parseArgs(args []string) (*config, error) {
 				c.includes = append(c.includes, v)
 			case "metrics":
 				c.metrics, err = getVal()
+			case "compat":
+				var v string
+				if v, err = getVal(); err == nil {
+					c.compat, err = compat.Parse(v)
+					c.compatSet = true
+				}
 			case "usdt-file-activation", "info":
 				// Accepted for bpftrace compatibility; semaphores are always
 				// activated for the traced paths.
@@ -249,6 +261,23 @@ func parseArgs(args []string) (*config, error) {
 		return nil, fmt.Errorf("-p and -c are mutually exclusive")
 	}
 	return c, nil
+}
+
+// compatFromEnv applies GOTRACE_COMPAT when --compat was not given.
+func compatFromEnv(c *config, lookup func(string) (string, bool)) error {
+	if c.compatSet {
+		return nil
+	}
+	v, ok := lookup("GOTRACE_COMPAT")
+	if !ok {
+		return nil
+	}
+	cv, err := compat.Parse(v)
+	if err != nil {
+		return fmt.Errorf("env var GOTRACE_COMPAT: %v", err)
+	}
+	c.compat = cv
+	return nil
 }
 
 // env returns the value of GOTRACE_name, or else BPFTRACE_name.

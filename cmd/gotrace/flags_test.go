@@ -3,6 +3,8 @@ package main
 import (
 	"reflect"
 	"testing"
+
+	"github.com/gotrace/gotrace/compat"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -58,6 +60,42 @@ func TestParseArgsErrors(t *testing.T) {
 		_, err := parseArgs(tt.args)
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("%q: got %v, want %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+// TestCompat: bpftrace 0.26 is the default; --compat or GOTRACE_COMPAT
+// selects 0.17, the flag winning over the variable; bad values are errors.
+func TestCompat(t *testing.T) {
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	cases := []struct {
+		args []string
+		env  map[string]string
+		want compat.Version
+		err  string
+	}{
+		{args: []string{"-e", "p"}, want: compat.V026},
+		{args: []string{"--compat", "0.17", "-e", "p"}, want: compat.V017},
+		{args: []string{"--compat=0.26", "-e", "p"}, env: map[string]string{"GOTRACE_COMPAT": "0.17"}, want: compat.V026},
+		{args: []string{"-e", "p"}, env: map[string]string{"GOTRACE_COMPAT": "0.17"}, want: compat.V017},
+		{args: []string{"--compat", "0.19", "-e", "p"}, err: "invalid compat version '0.19': expected 0.17 or 0.26"},
+		{args: []string{"-e", "p"}, env: map[string]string{"GOTRACE_COMPAT": "x"}, err: "env var GOTRACE_COMPAT: invalid compat version 'x': expected 0.17 or 0.26"},
+	}
+	for _, c := range cases {
+		cfg, err := parseArgs(c.args)
+		if err == nil {
+			err = compatFromEnv(cfg, env(c.env))
+		}
+		if c.err != "" {
+			if err == nil || err.Error() != c.err {
+				t.Errorf("%q %v: err = %v, want %q", c.args, c.env, err, c.err)
+			}
+			continue
+		}
+		if err != nil || cfg.compat != c.want {
+			t.Errorf("%q %v: compat = %v (err %v), want %v", c.args, c.env, cfg.compat, err, c.want)
 		}
 	}
 }

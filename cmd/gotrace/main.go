@@ -35,6 +35,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	c, err := parseArgs(args)
+	if err == nil {
+		err = compatFromEnv(c, os.LookupEnv)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		var ue *usageError
@@ -84,6 +87,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		// cpid needs -c, as in bpftrace; -d and explain show any script.
 		ChildCommand: c.cmd != "" || c.debug > 0 || c.explain,
 		DumpAST:      c.debug > 0,
+		Compat:       c.compat,
 	})
 	if c.debug > 0 || c.explain {
 		dump(stdout, c, compiled)
@@ -112,6 +116,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	syms := sym.New(sym.Options{})
 	printer := runtime.NewTextPrinter(out, format, syms, compiled.Spec)
 	printer.Unsafe = c.unsafe
+	printer.P.Compat = c.compat
+	printer.P.Notices = stderr
 	opts := runtime.Options{
 		Printer: printer,
 		Stdout:  out,
@@ -121,6 +127,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		PID:     c.pid,
 		DryRun:  c.dryRun,
 		Unsafe:  c.unsafe,
+		Compat:  c.compat,
 		OnLoad: func(l *runtime.Loaded) {
 			// One STACK_TRACE map per (kernel/user, frame limit): stack_k,
 			// stack_u, stack_k_N, stack_u_N (compiler/ABI.md).

@@ -19,9 +19,18 @@ var (
 
 // Gotrace returns the path of a gotrace binary built from ./cmd/gotrace, once
 // per test process, into a temp dir private to the process.
+//
+// The binary runs with GOTRACE_COMPAT=0.17 in the test process's
+// environment (unless the test process was given another value): the
+// suites that use it were written against, and compare with, the bpftrace
+// 0.17 installed here. A test of bpftrace 0.26 behaviour passes
+// `--compat 0.26` explicitly (the flag wins over the variable).
 func Gotrace(t testing.TB) string {
 	t.Helper()
 	gotraceOnce.Do(func() {
+		if _, ok := os.LookupEnv("GOTRACE_COMPAT"); !ok {
+			os.Setenv("GOTRACE_COMPAT", "0.17")
+		}
 		gotracePath, gotraceErr = buildGotrace()
 	})
 	if gotraceErr != nil {

@@ -4,6 +4,7 @@
 package check
 
 import (
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/lang"
 )
@@ -23,6 +24,9 @@ type Options struct {
 	// NoCpid: no -c command, so `cpid` is an error ("cpid cannot be used
 	// without child command").
 	NoCpid bool
+	// Compat is the bpftrace release whose semantics to follow (types,
+	// scoping) where 0.17 and 0.26 differ.
+	Compat compat.Version
 }
 
 // Result is a checked, typed program. The AST in Prog is annotated in place:

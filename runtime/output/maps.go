@@ -93,7 +93,11 @@ func (p *Printer) Map(m MapData) error {
 		name := m.Info.Name + p.keyText(m.Info, r.key)
 		switch vt.Kind {
 		case types.Hist, types.Lhist:
-			elems = append(elems, name+": \n"+p.histText(vt, r.buckets, uint64(div)))
+			header := name + ":\n"
+			if p.Compat.HistHeaderSpace() {
+				header = name + ": \n" // bpftrace 0.17
+			}
+			elems = append(elems, header+p.histText(vt, r.buckets, uint64(div)))
 		case types.Stats:
 			elems = append(elems, fmt.Sprintf("%s: count %d, average %d, total %d", name, r.count, avgOf(r), r.total))
 		case types.Avg:

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/lang/types"
 )
 
@@ -90,6 +91,11 @@ type Printer struct {
 	// ProbeNames are the full attach-point names by probe id, for the
 	// probe builtin.
 	ProbeNames []string
+	// Compat is the bpftrace release whose output to print.
+	Compat compat.Version
+	// Notices receives what bpftrace 0.26 prints on stderr rather than
+	// with the output ("Attached N probes"); nil: the output itself.
+	Notices io.Writer
 }
 
 // New returns a Printer writing to w.
@@ -115,15 +121,27 @@ func (p *Printer) message(typ, msg string) error {
 	return p.write(msg)
 }
 
-// AttachedProbes prints "Attaching N probes...".
+// AttachedProbes prints bpftrace 0.17's "Attaching N probes..." or 0.26's
+// "Attached N probes" (on Notices), or the JSON attached_probes record.
 func (p *Printer) AttachedProbes(n int) error {
 	if p.format == JSON {
 		return p.write(fmt.Sprintf(`{"type": "attached_probes", "data": {"probes": %d}}`+"\n", n))
 	}
+	plural := "s"
 	if n == 1 {
-		return p.write("Attaching 1 probe...\n")
+		plural = ""
 	}
-	return p.write(fmt.Sprintf("Attaching %d probes...\n", n))
+	if p.Compat.AttachedAfter() {
+		msg := fmt.Sprintf("Attached %d probe%s\n", n, plural)
+		if p.Notices == nil {
+			return p.write(msg)
+		}
+		if _, err := io.WriteString(p.Notices, msg); err != nil {
+			return fmt.Errorf("write output: %w", err)
+		}
+		return nil
+	}
+	return p.write(fmt.Sprintf("Attaching %d probe%s...\n", n, plural))
 }
 
 // LostEvents reports n events the kernel dropped.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 )
@@ -120,9 +121,40 @@ func (fakeSyms) Stack(info types.StackInfo, id int64, pid int) ([]Frame, error) 
 func (fakeSyms) Username(uid uint64) string  { return "root" }
 func (fakeSyms) CgroupPath(id uint64) string { return "unified:/" }
 
+// newPrinter prints as bpftrace 0.17 does: the testdata files are its
+// output. Tests of bpftrace 0.26's forms set Compat back (TestOutput026).
 func newPrinter(f Format) (*Printer, *strings.Builder) {
 	var sb strings.Builder
-	return New(&sb, f, fakeSyms{}), &sb
+	p := New(&sb, f, fakeSyms{})
+	p.Compat = compat.V017
+	return p, &sb
+}
+
+// TestOutput026: what bpftrace 0.26 prints differently from the 0.17
+// testdata: the attach line on Notices, hist/lhist headers without the
+// trailing space.
+func TestOutput026(t *testing.T) {
+	var out, notices strings.Builder
+	p := New(&out, Text, fakeSyms{})
+	p.Notices = &notices
+	if err := p.AttachedProbes(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AttachedProbes(3); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := notices.String(), "Attached 1 probe\nAttached 3 probes\n"; got != want {
+		t.Errorf("notices = %q, want %q", got, want)
+	}
+	if out.Len() != 0 {
+		t.Errorf("the attach line went to the output: %q", out.String())
+	}
+	if err := p.ExitMaps([]MapData{{Info: mapInfo("@h", types.Agg(types.Hist, false)), Entries: histEntries(nil, map[int64]uint64{3: 1})}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, "\n@h:\n[2, 4)") {
+		t.Errorf("hist header: %q, want \"@h:\" without a trailing space", got)
+	}
 }
 
 // mapsScript: testdata/maps_text.cmd and maps_json.cmd.

@@ -26,3 +26,18 @@ func BenchmarkParse1000Lines(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseOneLiner parses a typical one-liner (after the parser is
+// built, which the first Parse does once per process).
+func BenchmarkParseOneLiner(b *testing.B) {
+	src := &Source{Name: "stdin", Text: `tracepoint:syscalls:sys_enter_openat /comm == "bash"/ { @[str(args->filename)] = count(); }`}
+	if _, err := Parse(src); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Parse(src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

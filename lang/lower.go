@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/alecthomas/participle/v2/lexer"
 )
 
 // Block is a Stmt too: IfStmt.Else holds a *Block for a plain `else { }`
@@ -19,27 +21,27 @@ type lowerer struct {
 	diags *Diagnostics
 }
 
-func (l *lowerer) span(toks []token) Span {
+func (l *lowerer) span(toks []lexer.Token) Span {
 	if len(toks) == 0 {
 		return Span{}
 	}
-	first, last := toks[0], toks[len(toks)-1]
-	return Span{Start: l.li.pos(first.off), End: l.li.pos(last.off + len(last.val))}
+	first, last := &toks[0], &toks[len(toks)-1]
+	return Span{Start: l.li.pos(first.Pos.Offset), End: l.li.pos(last.Pos.Offset + len(last.Value))}
 }
 
-func (l *lowerer) tokSpan(t token) Span {
-	return Span{Start: l.li.pos(t.off), End: l.li.pos(t.off + len(t.val))}
+func (l *lowerer) tokSpan(t lexer.Token) Span {
+	return Span{Start: l.li.pos(t.Pos.Offset), End: l.li.pos(t.Pos.Offset + len(t.Value))}
 }
 
 // findTok returns the first token in toks with the given value (for the
 // spans of names inside a node).
-func findTok(toks []token, kind tokenKind, val string) (token, bool) {
+func findTok(toks []lexer.Token, kind tokenKind, val string) (lexer.Token, bool) {
 	for _, t := range toks {
-		if t.kind == kind && t.val == val {
+		if kindOf(t) == kind && t.Value == val {
 			return t, true
 		}
 	}
-	return token{}, false
+	return lexer.Token{}, false
 }
 
 func (l *lowerer) program(g *gProgram) *Program {
@@ -204,8 +206,7 @@ func (l *lowerer) compound(g *gCompound) Stmt {
 	case g.While != nil:
 		return &WhileStmt{Loc: Loc(sp), Cond: l.expr(g.While.Cond), Body: l.block(g.While.Body)}
 	case g.For != nil:
-		vt, _ := findTok(g.For.Tokens, tVar, g.For.Var)
-		return &ForStmt{Loc: Loc(sp), Var: &VarExpr{Loc: Loc(l.tokSpan(vt)), Name: g.For.Var},
+		return &ForStmt{Loc: Loc(sp), Var: &VarExpr{Loc: Loc(l.span(g.For.Var.Tokens)), Name: g.For.Var.Name},
 			Map: l.mapExpr(g.For.Map), Body: l.block(g.For.Body)}
 	case g.Block != nil:
 		return &BlockStmt{Loc: Loc(sp), Body: l.block(g.Block)}
@@ -226,7 +227,7 @@ func (l *lowerer) ifStmt(g *gIf) Stmt {
 		sp := l.span(e.Tokens)
 		// The span of an else-if starts at its `if`, not at `else`.
 		if len(e.Tokens) > 1 {
-			sp.Start = l.li.pos(e.Tokens[1].off)
+			sp.Start = l.li.pos(e.Tokens[1].Pos.Offset)
 		}
 		sp.End = end
 		tail = &IfStmt{Loc: Loc(sp), Cond: l.expr(e.Cond), Then: l.block(e.Then), Else: tail}
@@ -235,18 +236,13 @@ func (l *lowerer) ifStmt(g *gIf) Stmt {
 }
 
 func (l *lowerer) simple(g *gSimple) Stmt {
-	sp := l.span(g.Tokens)
-	// The statement's span excludes its ';'.
-	if n := len(g.Tokens); n > 0 && g.Tokens[n-1].val == ";" && g.Tokens[n-1].kind == tPunct && n > 1 {
-		sp = l.span(g.Tokens[:n-1])
-	}
+	sp := l.span(g.Tokens) // without the ';' (gStmtItem.End)
 	switch {
 	case g.Jump != "":
 		k := map[string]JumpKind{"break": Break, "continue": Continue, "return": Return}[g.Jump]
 		return &JumpStmt{Loc: Loc(sp), Kind: k}
 	case g.Let != nil:
-		vt, _ := findTok(g.Let.Tokens, tVar, g.Let.Var)
-		d := &VarDeclStmt{Loc: Loc(sp), Var: &VarExpr{Loc: Loc(l.tokSpan(vt)), Name: g.Let.Var}}
+		d := &VarDeclStmt{Loc: Loc(sp), Var: &VarExpr{Loc: Loc(l.span(g.Let.Var.Tokens)), Name: g.Let.Var.Name}}
 		if g.Let.Type != nil {
 			d.Type = l.typeExpr(g.Let.Type)
 		}
@@ -275,12 +271,12 @@ func (l *lowerer) simple(g *gSimple) Stmt {
 
 // bisonSpanAt is the span bpftrace's parser gives the token at t: from
 // the end of the last blank before it.
-func (l *lowerer) bisonSpanAt(t token) Span {
-	start := t.off
+func (l *lowerer) bisonSpanAt(t lexer.Token) Span {
+	start := t.Pos.Offset
 	for start > 0 && !isSpace(l.src.Text[start-1]) {
 		start--
 	}
-	return Span{Start: l.li.pos(start), End: l.li.pos(t.off + len(t.val))}
+	return Span{Start: l.li.pos(start), End: l.li.pos(t.Pos.Offset + len(t.Value))}
 }
 
 // binPrec is the one table of binary operators: C precedence, all left
@@ -358,13 +354,18 @@ func (l *lowerer) binary(g *gBinary) Expr {
 }
 
 func (l *lowerer) unary(g *gUnary) Expr {
-	x := l.postfix(&g.X)
+	var x Expr
+	if g.Inc != nil {
+		x = l.preInc(g.Inc)
+	} else {
+		x = l.postfix(&g.X)
+	}
 	for i := len(g.Pre) - 1; i >= 0; i-- {
 		p := g.Pre[i]
 		sp := l.span(p.Tokens)
 		sp.End = x.Span().End
 		if p.Cast != nil {
-			x = &CastExpr{Loc: Loc(sp), To: l.typeExpr(p.Cast), X: x}
+			x = &CastExpr{Loc: Loc(sp), To: l.typeExpr(p.Cast.Type), X: x}
 		} else {
 			x = &UnaryExpr{Loc: Loc(sp), Op: p.Op, X: x}
 		}
@@ -372,17 +373,25 @@ func (l *lowerer) unary(g *gUnary) Expr {
 	return x
 }
 
+// preInc lowers a prefix increment `++x`.
+func (l *lowerer) preInc(g *gPreInc) Expr {
+	var x Expr
+	switch {
+	case g.Keyed != nil:
+		x = l.postfix(g.Keyed)
+	case g.Call != nil:
+		x = l.call(g.Call)
+	case g.Map != nil:
+		x = l.mapExpr(g.Map)
+	default:
+		x = l.name(g.Tokens[1])
+	}
+	return &UnaryExpr{Loc: Loc(l.span(g.Tokens)), Op: g.Op, X: x}
+}
+
 func (l *lowerer) postfix(g *gPostfix) Expr {
 	x := l.primary(&g.X)
-	sels := g.Sel
-	if m, ok := x.(*MapExpr); ok && len(sels) > 0 && sels[0].Sub != nil {
-		for _, k := range sels[0].Sub {
-			m.Keys = append(m.Keys, l.expr(k))
-		}
-		m.Loc = Loc(Join(m.Span(), l.span(sels[0].Tokens)))
-		sels = sels[1:]
-	}
-	for _, s := range sels {
+	for _, s := range g.Sel {
 		sp := Join(x.Span(), l.span(s.Tokens))
 		switch {
 		case s.Index != nil:
@@ -402,8 +411,6 @@ func (l *lowerer) postfix(g *gPostfix) Expr {
 				l.diags.Errorf(l.bisonSpanAt(comma), "syntax error, unexpected \",\", expecting ]")
 			}
 			x = &IndexExpr{Loc: Loc(sp), X: x, Index: l.expr(s.Sub[0])}
-		case s.Post != "":
-			x = &UnaryExpr{Loc: Loc(sp), Op: s.Post, X: x, Postfix: true}
 		}
 	}
 	return x
@@ -438,60 +445,84 @@ func (l *lowerer) primary(g *gPrimary) Expr {
 		}
 		return o
 	case g.Call != nil:
-		c := &CallExpr{Loc: Loc(sp), Name: g.Call.Name}
-		if len(g.Call.Tokens) > 0 {
-			c.NameSpan = l.tokSpan(g.Call.Tokens[0])
-		}
-		for _, a := range g.Call.Args {
-			c.Args = append(c.Args, l.expr(a))
-		}
-		return c
+		return l.call(g.Call)
 	case g.Map != nil:
-		return l.mapExpr(g.Map)
-	}
-	switch g.Kind {
-	case tInt:
-		v, err := ParseInt(g.Text)
+		m := l.mapExpr(g.Map)
+		if g.Keys != nil {
+			for _, k := range g.Keys.Keys {
+				m.Keys = append(m.Keys, l.expr(k))
+			}
+			m.Loc = Loc(Join(m.Span(), l.span(g.Keys.Tokens)))
+		}
+		if g.MapPost != "" {
+			return &UnaryExpr{Loc: Loc(sp), Op: g.MapPost, X: m, Postfix: true}
+		}
+		return m
+	case g.Name != "":
+		x := l.name(g.Tokens[0])
+		if g.Post != "" {
+			return &UnaryExpr{Loc: Loc(sp), Op: g.Post, X: x, Postfix: true}
+		}
+		return x
+	case g.Int != "":
+		v, err := ParseInt(g.Int)
 		if err != nil {
 			l.diags.Errorf(sp, "%s", err.Error())
 		}
-		return &IntLit{Loc: Loc(sp), Value: v, Text: g.Text}
-	case tString:
-		v, err := unquote(g.Text)
+		return &IntLit{Loc: Loc(sp), Value: v, Text: g.Int}
+	case g.String != "":
+		v, err := unquote(g.String)
 		if err != nil {
 			l.diags.Errorf(sp, "%s", err.Error())
 		}
 		return &StrLit{Loc: Loc(sp), Value: v}
-	case tChar:
-		v, err := unquote(g.Text)
+	case g.Char != "":
+		v, err := unquote(g.Char)
 		if err == nil && len(v) != 1 {
-			err = fmt.Errorf("a character literal must hold exactly one character: %s", g.Text)
+			err = fmt.Errorf("a character literal must hold exactly one character: %s", g.Char)
 		}
 		if err != nil {
 			l.diags.Errorf(sp, "%s", err.Error())
 			v = "\x00"
 		}
-		return &IntLit{Loc: Loc(sp), Value: uint64(v[0]), Text: g.Text}
-	case tKeyword:
-		return &BoolLit{Loc: Loc(sp), Value: g.Text == "true"}
-	case tParam:
-		if g.Text == "$#" {
+		return &IntLit{Loc: Loc(sp), Value: uint64(v[0]), Text: g.Char}
+	case g.Bool != "":
+		return &BoolLit{Loc: Loc(sp), Value: g.Bool == "true"}
+	case g.Param != "":
+		if g.Param == "$#" {
 			return &PositionalExpr{Loc: Loc(sp), Count: true}
 		}
-		n, err := strconv.Atoi(g.Text[1:])
+		n, err := strconv.Atoi(g.Param[1:])
 		if err != nil || n < 1 {
-			l.diags.Errorf(sp, "param %s is out of integer range [1, 9223372036854775807]", g.Text)
+			l.diags.Errorf(sp, "param %s is out of integer range [1, 9223372036854775807]", g.Param)
 		}
 		return &PositionalExpr{Loc: Loc(sp), N: n}
-	case tVar:
-		return &VarExpr{Loc: Loc(sp), Name: g.Text}
-	case tBuiltin:
-		return &BuiltinExpr{Loc: Loc(sp), Name: g.Text}
-	case tIdent:
-		return &IdentExpr{Loc: Loc(sp), Name: g.Text}
 	}
 	l.diags.Errorf(sp, "syntax error: empty expression")
 	return &IntLit{Loc: Loc(sp)}
+}
+
+// name lowers a variable, builtin or identifier token.
+func (l *lowerer) name(t lexer.Token) Expr {
+	sp := l.tokSpan(t)
+	switch kindOf(t) {
+	case tVar:
+		return &VarExpr{Loc: Loc(sp), Name: t.Value}
+	case tBuiltin:
+		return &BuiltinExpr{Loc: Loc(sp), Name: t.Value}
+	}
+	return &IdentExpr{Loc: Loc(sp), Name: t.Value}
+}
+
+func (l *lowerer) call(g *gCall) *CallExpr {
+	c := &CallExpr{Loc: Loc(l.span(g.Tokens)), Name: g.Name}
+	if len(g.Tokens) > 0 {
+		c.NameSpan = l.tokSpan(g.Tokens[0])
+	}
+	for _, a := range g.Args {
+		c.Args = append(c.Args, l.expr(a))
+	}
+	return c
 }
 
 func (l *lowerer) mapExpr(g *gMap) *MapExpr {

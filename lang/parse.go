@@ -1,5 +1,12 @@
 package lang
 
+import (
+	"sort"
+
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
 // MaxTreeDepth bounds the depth of the lowered tree (long operator chains
 // such as a+b+c+... deepen it without nesting brackets), so that the
 // checker and compiler, which walk it recursively, stay shallow.
@@ -36,6 +43,48 @@ func Parse(src *Source) (prog *Program, err error) {
 		return nil, diags
 	}
 	return prog, nil
+}
+
+// parseError is the parser's failure: the token (its index in the token
+// stream) at which the script stops being valid, and how a custom rule
+// words it (see grammarError).
+type parseError struct {
+	idx       int
+	term      bool
+	expecting string
+}
+
+// parseTokens parses a whole token stream (ending in EOF) with the
+// grammar.
+func parseTokens(toks []token) (*gProgram, *parseError) {
+	p, err := grammar()
+	if err != nil {
+		panic(err) // the grammar is fixed: TestGrammarEBNF builds it
+	}
+	pl, err := lexer.Upgrade(&tokenStream{toks: participleTokens(toks)})
+	if err != nil {
+		panic(err)
+	}
+	g, err := p.ParseFromLexer(pl)
+	if err == nil {
+		return g, nil
+	}
+	var off int
+	perr := &parseError{}
+	switch e := err.(type) {
+	case *grammarError:
+		off, perr.term, perr.expecting = e.tok.Pos.Offset, e.term, e.expecting
+	case participle.Error:
+		off = e.Position().Offset
+	default:
+		panic(err)
+	}
+	// The token at that offset (the EOF token's is the text's length).
+	perr.idx = sort.Search(len(toks), func(i int) bool { return toks[i].off >= off })
+	if perr.idx >= len(toks) {
+		perr.idx = len(toks) - 1
+	}
+	return nil, perr
 }
 
 // checkDepth reports a tree deeper than MaxTreeDepth, walking with an

@@ -207,6 +207,7 @@ type gCast struct {
 type gPreInc struct {
 	Tokens []lexer.Token
 	Op     string    `parser:"@( '++' | '--' )"`
+	Next   gNameNext `parser:"@@"`
 	Keyed  *gPostfix `parser:"( (?= Map '[') @@"`
 	Call   *gCall    `parser:"| @@"`
 	Map    *gMap     `parser:"| @@"`
@@ -295,7 +296,7 @@ type gType struct {
 	Tokens []lexer.Token
 	Tagged *gTagged `parser:"(  @@"`
 	Kw     []string `parser:" | @TypeKw+"`
-	Named  string   `parser:" | @Ident (?= '*') )"`
+	Named  string   `parser:" | (?= Ident '*') @Ident )"`
 	Stars  []string `parser:"@'*'*"`
 	Array  *gArray  `parser:"@@?"`
 }

@@ -126,6 +126,20 @@ func (*gStmtEnd) Parse(lex *lexer.PeekingLexer) error {
 	return &grammarError{tok: *t, term: true}
 }
 
+// gNameNext checks that a name (what a prefix increment may apply to)
+// comes next, consuming nothing; bpftrace lists nothing it expected when
+// not.
+type gNameNext struct{}
+
+func (*gNameNext) Parse(lex *lexer.PeekingLexer) error {
+	switch t := lex.Peek(); kindOf(*t) {
+	case tMap, tVar, tBuiltin, tIdent:
+		return nil
+	default:
+		return &grammarError{tok: *t, expecting: "-"}
+	}
+}
+
 // gCastClose is the ')' of a cast. bpftrace 0.17 lists what may still
 // follow the type when it is missing: one more '*' after a single one (it
 // takes at most two); after a bare type name, which it reads as a

@@ -77,7 +77,7 @@ type gPred struct {
 
 type gBlock struct {
 	Tokens []lexer.Token
-	Items  []*gStmtItem `parser:"'{' @@* '}'"`
+	Items  []*gStmtItem `parser:"'{' ( (?! '}') @@ )* '}'"`
 }
 
 // gStmtItem is a statement inside a block.
@@ -133,11 +133,11 @@ type gFor struct {
 
 type gSimple struct {
 	Tokens []lexer.Token
-	Jump   string `parser:"  @( 'break' | 'continue' | 'return' )"`
-	Let    *gLet  `parser:"| @@"`
-	Expr   *gExpr `parser:"| @@"`
-	AsgOp  string `parser:"  ( @( '=' | '+=' | '-=' | '*=' | '/=' | '%=' | '&=' | '|=' | '^=' | '<<=' | '>>=' )"`
-	Rhs    *gExpr `parser:"    @@ )?"`
+	Jump   string      `parser:"  @( 'break' | 'continue' | 'return' )"`
+	Let    *gLet       `parser:"| @@"`
+	Expr   *gExpr      `parser:"| @@"`
+	AsgOp  asgOperator `parser:"  ( @@"`
+	Rhs    *gExpr      `parser:"    @@ )?"`
 }
 
 type gLet struct {
@@ -156,43 +156,43 @@ type gName struct {
 // gExpr is a ternary chain: X ? T1 : E1 ? T2 : E2 ... (right associative).
 type gExpr struct {
 	Tokens []lexer.Token
-	X      gBinary  `parser:"@@"`
-	Alts   []*gTern `parser:"@@*"`
+	Simple *gSimpleExpr `parser:"  @@"`
+	X      *gBinary     `parser:"| @@"`
+	Alts   []*gTern     `parser:"  @@*"`
 }
 
 type gTern struct {
 	Tokens []lexer.Token
-	Then   *gExpr  `parser:"'?' @@ ':'"`
-	Else   gBinary `parser:"@@"`
+	Then   *gExpr   `parser:"'?' @@ ':'"`
+	Else   *gBinary `parser:"@@"`
 }
 
 // gBinary is a flat operand/operator list; lower.go applies binPrec.
 type gBinary struct {
 	Tokens []lexer.Token
-	X      gUnary   `parser:"@@"`
-	Rest   []gBinOp `parser:"@@*"`
+	X      *gUnary   `parser:"@@"`
+	Rest   []*gBinOp `parser:"@@*"`
 }
 
 type gBinOp struct {
 	Tokens []lexer.Token
-	Op     string `parser:"@( '||' | '&&' | '|' | '^' | '&' | '==' | '!=' | '<=' | '<' | '>=' | '>' | '<<' | '>>' | '+' | '-' | '*' | '/':Punct | '%' )"`
-	Y      gUnary `parser:"@@"`
+	Op     binOperator `parser:"@@"`
+	Y      *gUnary     `parser:"@@"`
 }
 
-// gUnary is prefix operators and casts applied to a postfix expression,
-// or to an increment (bpftrace increments only a name: `++@m[k]`, `++$x`,
-// and nothing may follow it but a map's keys).
+// gUnary is an operand with its prefix operators and casts: a prefix
+// operator or cast applied to a gUnary, an increment (bpftrace increments
+// only a name: `++@m[k]`, `++$x`, and nothing may follow it but a map's
+// keys) or a postfix expression. The nesting of prefixes is capped by the
+// lexer (MaxNesting).
 type gUnary struct {
 	Tokens []lexer.Token
-	Pre    []gPrefix `parser:"@@*"`
-	Inc    *gPreInc  `parser:"( @@"`
-	X      gPostfix  `parser:"| @@ )"`
-}
-
-type gPrefix struct {
-	Tokens []lexer.Token
-	Cast   *gCast `parser:"  @@"`
-	Op     string `parser:"| @( '-' | '!' | '~' | '*' | '&' )"`
+	Simple *gSimpleOperand `parser:"  @@"`
+	Op     prefixOperator  `parser:"| ( @@"`
+	Cast   *gCast          `parser:"  | @@ )"`
+	Of     *gUnary         `parser:"  @@"`
+	Inc    *gPreInc        `parser:"| @@"`
+	X      *gPostfix       `parser:"| @@"`
 }
 
 // gCast is `(type)`. A tagged or builtin type name commits to the cast; an
@@ -206,18 +206,18 @@ type gCast struct {
 
 type gPreInc struct {
 	Tokens []lexer.Token
-	Op     string    `parser:"@( '++' | '--' )"`
-	Next   gNameNext `parser:"@@"`
-	Keyed  *gPostfix `parser:"( (?= Map '[') @@"`
-	Call   *gCall    `parser:"| @@"`
-	Map    *gMap     `parser:"| @@"`
-	Name   string    `parser:"| @( Var | Builtin | Ident ) )"`
+	Op     incDecOperator `parser:"@@"`
+	Next   gNameNext      `parser:"@@"`
+	Keyed  *gPostfix      `parser:"( (?= Map '[') @@"`
+	Call   *gCall         `parser:"| @@"`
+	Map    *gMap          `parser:"| @@"`
+	Name   string         `parser:"| @( Var | Builtin | Ident ) )"`
 }
 
 type gPostfix struct {
 	Tokens []lexer.Token
-	X      gPrimary `parser:"@@"`
-	Sel    []gSel   `parser:"@@*"`
+	X      *gPrimary `parser:"@@"`
+	Sel    []*gSel   `parser:"@@*"`
 }
 
 // gSel is a selector. A postfix increment is only taken after a name (see
@@ -239,20 +239,20 @@ type gInt struct {
 // once; selectors may follow).
 type gPrimary struct {
 	Tokens   []lexer.Token
-	Paren    *gParen    `parser:"  @@"`
-	Sizeof   *gSizeof   `parser:"| @@"`
-	Offsetof *gOffsetof `parser:"| @@"`
-	Call     *gCall     `parser:"| @@"`
-	Map      *gMap      `parser:"| @@"`
-	Keys     *gKeys     `parser:"  @@?"`
-	MapPost  string     `parser:"  @( '++' | '--' )?"`
-	Name     string     `parser:"| @( Var | Builtin | Ident )"`
-	Post     string     `parser:"  @( '++' | '--' )?"`
-	Int      string     `parser:"| @Int"`
-	String   string     `parser:"| @String"`
-	Char     string     `parser:"| @Char"`
-	Bool     string     `parser:"| @( 'true' | 'false' )"`
-	Param    string     `parser:"| @Param"`
+	Call     *gCall         `parser:"  @@"`
+	Map      *gMap          `parser:"| @@"`
+	Keys     *gKeys         `parser:"  @@?"`
+	MapPost  incDecOperator `parser:"  @@?"`
+	Paren    *gParen        `parser:"| @@"`
+	Name     string         `parser:"| @( Var | Builtin | Ident )"`
+	Post     incDecOperator `parser:"  @@?"`
+	Int      string         `parser:"| @Int"`
+	String   string         `parser:"| @String"`
+	Char     string         `parser:"| @Char"`
+	Bool     string         `parser:"| @( 'true' | 'false' )"`
+	Param    string         `parser:"| @Param"`
+	Sizeof   *gSizeof       `parser:"| @@"`
+	Offsetof *gOffsetof     `parser:"| @@"`
 }
 
 // gKeys is a map's keys `@m[k1, k2]`.
@@ -282,7 +282,7 @@ type gOffsetof struct {
 type gCall struct {
 	Tokens []lexer.Token
 	Name   string   `parser:"(?= ( Ident | Builtin ) '(') @( Ident | Builtin ) '('"`
-	Args   []*gExpr `parser:"( @@ ( ',' @@ )* )? ')'"`
+	Args   []*gExpr `parser:"( ')' | @@ ( ',' @@ )* ')' )"`
 }
 
 type gMap struct {

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
@@ -53,12 +54,15 @@ func (tokenDefinition) LexString(filename, text string) (lexer.Lexer, error) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	return &tokenStream{toks: participleTokens(toks)}, nil
+	return &tokenStream{toks: toks}, nil
 }
 
-// tokenStream hands out lexed tokens.
+// tokenStream hands out the lexer's tokens (ending in EOF) as
+// participle's. A token's kind is its participle type (EOF is
+// lexer.EOF); its place is its offset, from which the lowering and the
+// error messages compute lines and columns with bpftrace's rules.
 type tokenStream struct {
-	toks []lexer.Token
+	toks []token
 	i    int
 }
 
@@ -67,23 +71,11 @@ func (s *tokenStream) Next() (lexer.Token, error) {
 	if s.i < len(s.toks)-1 {
 		s.i++
 	}
-	return t, nil
-}
-
-// participleTokens converts the lexer's tokens (ending in EOF) to
-// participle's. A token's kind is its participle type (EOF is
-// lexer.EOF); its place is its offset, from which the lowering and the
-// error messages compute lines and columns with bpftrace's rules.
-func participleTokens(toks []token) []lexer.Token {
-	out := make([]lexer.Token, len(toks))
-	for i, t := range toks {
-		tt := lexer.TokenType(t.kind)
-		if t.kind == tEOF {
-			tt = lexer.EOF
-		}
-		out[i] = lexer.Token{Type: tt, Value: t.val, Pos: lexer.Position{Offset: t.off}}
+	tt := lexer.TokenType(t.kind)
+	if t.kind == tEOF {
+		tt = lexer.EOF
 	}
-	return out
+	return lexer.Token{Type: tt, Value: t.val, Pos: lexer.Position{Offset: t.off}}, nil
 }
 
 // kindOf is the lexer's kind of a participle token.
@@ -183,4 +175,215 @@ func startsUnary(t *lexer.Token) bool {
 		return len(t.Value) <= 2 && strings.Contains(" ( - ! ~ * & ++ -- ", " "+t.Value+" ")
 	}
 	return false
+}
+
+// gSimpleOperand and gSimpleExpr are the grammar's fast paths for the
+// commonest operands and expressions, which a profile of the 1,000-line
+// benchmark showed dominate the parse (participle tries each alternative
+// of a rule on a branch of its own, allocating as it goes):
+//
+//	SimpleOperand = ( Int | String | Char | Param | "true" | "false"
+//	                | ( Var | Builtin | Ident ) [ "++" | "--" ]
+//	                | Map [ "[" SimpleExpr { "," SimpleExpr } "]" ] [ "++" | "--" ]
+//	                | ( Ident | Builtin ) "(" [ SimpleExpr { "," SimpleExpr } ] ")" )
+//	                { "." ( Int | name ) | "->" name } .
+//	SimpleExpr    = SimpleOperand { binop SimpleOperand } .
+//
+// exactly as the general rules (gPostfix, gPrimary, gCall, gBinary) parse
+// them. Anything else (a parenthesis, a cast, a prefix operator, a
+// subscript, a selector without its name, a ternary) they leave to the
+// general rules, returning NextMatch without consuming a token; so those
+// rules also word every error.
+type gSimpleOperand struct {
+	Tokens []lexer.Token
+	// Args are a call's arguments or a map's keys (Tokens[1] is their
+	// "(" or "["); Tail is the index in Tokens of what follows the atom
+	// and its brackets (an increment, selectors).
+	Args []*gSimpleExpr
+	Tail int
+}
+
+type gSimpleExpr struct {
+	Tokens   []lexer.Token
+	Operands []*gSimpleOperand
+	Ops      []string
+}
+
+func (o *gSimpleOperand) Parse(lex *lexer.PeekingLexer) error {
+	cp := lex.MakeCheckpoint()
+	x := scanSimpleOperand(lex)
+	if x == nil {
+		lex.LoadCheckpoint(cp)
+		return participle.NextMatch
+	}
+	*o = *x
+	return nil
+}
+
+func (o *gSimpleExpr) Parse(lex *lexer.PeekingLexer) error {
+	cp := lex.MakeCheckpoint()
+	x := scanSimpleExpr(lex)
+	if x == nil || isPunctTok(lex.Peek(), "?") {
+		lex.LoadCheckpoint(cp)
+		return participle.NextMatch
+	}
+	*o = *x
+	return nil
+}
+
+// scanSimpleExpr consumes a SimpleExpr, or returns nil (having consumed
+// some tokens) if one does not come next.
+func scanSimpleExpr(lex *lexer.PeekingLexer) *gSimpleExpr {
+	start := lex.RawCursor()
+	e := &gSimpleExpr{}
+	for {
+		x := scanSimpleOperand(lex)
+		if x == nil {
+			return nil
+		}
+		e.Operands = append(e.Operands, x)
+		t := lex.Peek()
+		if t.Type != lexer.TokenType(tPunct) || binPrec[t.Value] == 0 {
+			break
+		}
+		e.Ops = append(e.Ops, lex.Next().Value)
+	}
+	e.Tokens = lex.Range(start, lex.RawCursor())
+	return e
+}
+
+// scanSimpleOperand consumes a SimpleOperand, or returns nil (having
+// consumed some tokens) if one does not come next.
+func scanSimpleOperand(lex *lexer.PeekingLexer) *gSimpleOperand {
+	start := lex.RawCursor()
+	o := &gSimpleOperand{}
+	t := lex.Next()
+	name := false
+	switch kind := kindOf(*t); kind {
+	case tInt, tString, tChar, tParam:
+	case tKeyword:
+		if t.Value != "true" && t.Value != "false" {
+			return nil
+		}
+	case tVar, tBuiltin, tIdent, tMap:
+		n := lex.Peek()
+		switch {
+		case isPunctTok(n, "(") && (kind == tIdent || kind == tBuiltin):
+			lex.Next()
+			if isPunctTok(lex.Peek(), ")") {
+				lex.Next()
+				o.Args = []*gSimpleExpr{}
+				break
+			}
+			if !scanSimpleList(lex, o, ")") {
+				return nil
+			}
+		case isPunctTok(n, "[") && kind == tMap:
+			lex.Next()
+			if !scanSimpleList(lex, o, "]") {
+				return nil
+			}
+			name = true
+		default:
+			name = true
+		}
+	default:
+		return nil
+	}
+	o.Tail = int(lex.RawCursor() - start)
+	if n := lex.Peek(); name && (isPunctTok(n, "++") || isPunctTok(n, "--")) {
+		lex.Next()
+	}
+	for {
+		n := lex.Peek()
+		switch {
+		case isPunctTok(n, "["):
+			return nil
+		case isPunctTok(n, "."), isPunctTok(n, "->"):
+			lex.Next()
+			switch f := lex.Peek(); kindOf(*f) {
+			case tIdent, tBuiltin, tKeyword, tTypeKw:
+			case tInt:
+				if n.Value != "." {
+					return nil
+				}
+			default:
+				return nil
+			}
+			lex.Next()
+		default:
+			o.Tokens = lex.Range(start, lex.RawCursor())
+			return o
+		}
+	}
+}
+
+// scanSimpleList consumes SimpleExpr { "," SimpleExpr } close into o.Args.
+func scanSimpleList(lex *lexer.PeekingLexer, o *gSimpleOperand, close string) bool {
+	for {
+		e := scanSimpleExpr(lex)
+		if e == nil {
+			return false
+		}
+		o.Args = append(o.Args, e)
+		switch t := lex.Peek(); {
+		case isPunctTok(t, ","):
+			lex.Next()
+		case isPunctTok(t, close):
+			lex.Next()
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// Operator tokens. A participle alternation of literals tries each one on
+// a branch of its own, at every operand's end: these rules match one
+// token against a table instead.
+
+// binOperator is a binary operator: a key of binPrec, the one table of
+// their precedence.
+type binOperator string
+
+func (o *binOperator) Parse(lex *lexer.PeekingLexer) error {
+	return matchOp(lex, (*string)(o), func(v string) bool { return binPrec[v] > 0 })
+}
+
+// asgOps are the assignment operators.
+var asgOps = map[string]bool{"=": true, "+=": true, "-=": true, "*=": true, "/=": true, "%=": true,
+	"&=": true, "|=": true, "^=": true, "<<=": true, ">>=": true}
+
+// asgOperator is an assignment operator (asgOps).
+type asgOperator string
+
+func (o *asgOperator) Parse(lex *lexer.PeekingLexer) error {
+	return matchOp(lex, (*string)(o), func(v string) bool { return asgOps[v] })
+}
+
+// prefixOperator is a prefix operator: - ! ~ * &.
+type prefixOperator string
+
+func (o *prefixOperator) Parse(lex *lexer.PeekingLexer) error {
+	return matchOp(lex, (*string)(o), func(v string) bool {
+		return len(v) == 1 && strings.Contains("-!~*&", v)
+	})
+}
+
+// incDecOperator is ++ or --.
+type incDecOperator string
+
+func (o *incDecOperator) Parse(lex *lexer.PeekingLexer) error {
+	return matchOp(lex, (*string)(o), func(v string) bool { return v == "++" || v == "--" })
+}
+
+// matchOp consumes the next token into *dst if it is punctuation that ok
+// accepts.
+func matchOp(lex *lexer.PeekingLexer, dst *string, ok func(string) bool) error {
+	t := lex.Peek()
+	if t.Type != lexer.TokenType(tPunct) || !ok(t.Value) {
+		return participle.NextMatch
+	}
+	*dst = lex.Next().Value
+	return nil
 }

@@ -261,10 +261,10 @@ func (l *lowerer) simple(g *gSimple) Stmt {
 			// the checker with a precise message.
 		default:
 			// bpftrace's grammar only takes a variable or map on the left.
-			opTok, _ := findTok(g.Tokens, tPunct, g.AsgOp)
+			opTok, _ := findTok(g.Tokens, tPunct, string(g.AsgOp))
 			l.diags.Errorf(l.bisonSpanAt(opTok), "syntax error, unexpected %s, expecting }", g.AsgOp)
 		}
-		return &AssignStmt{Loc: Loc(sp), Lhs: x, Op: g.AsgOp, Rhs: l.expr(g.Rhs)}
+		return &AssignStmt{Loc: Loc(sp), Lhs: x, Op: string(g.AsgOp), Rhs: l.expr(g.Rhs)}
 	}
 	return nil
 }
@@ -304,15 +304,18 @@ func (l *lowerer) expr(g *gExpr) Expr {
 	}
 	// Ternary chains are right associative: a ? b : c ? d : e is
 	// a ? b : (c ? d : e). Build from the right.
-	if len(g.Alts) == 0 {
-		return l.binary(&g.X)
+	if g.Simple != nil {
+		return l.simpleExpr(g.Simple)
 	}
-	conds := []Expr{l.binary(&g.X)}
+	if len(g.Alts) == 0 {
+		return l.binary(g.X)
+	}
+	conds := []Expr{l.binary(g.X)}
 	for _, a := range g.Alts[:len(g.Alts)-1] {
-		conds = append(conds, l.binary(&a.Else))
+		conds = append(conds, l.binary(a.Else))
 	}
 	last := g.Alts[len(g.Alts)-1]
-	res := l.binary(&last.Else)
+	res := l.binary(last.Else)
 	for i := len(g.Alts) - 1; i >= 0; i-- {
 		c := conds[i]
 		then := l.expr(g.Alts[i].Then)
@@ -325,52 +328,61 @@ func (l *lowerer) expr(g *gExpr) Expr {
 // operator-precedence (shunting-yard) pass: no recursion, so long chains
 // cannot deepen the Go stack.
 func (l *lowerer) binary(g *gBinary) Expr {
-	first := l.unary(&g.X)
+	first := l.unary(g.X)
 	if len(g.Rest) == 0 {
 		return first
 	}
 	operands := []Expr{first}
-	var ops []string
-	reduce := func() {
-		n := len(operands)
-		x, y := operands[n-2], operands[n-1]
-		op := ops[len(ops)-1]
-		ops = ops[:len(ops)-1]
-		operands = append(operands[:n-2], &BinaryExpr{Loc: Loc(Join(x.Span(), y.Span())), Op: op, X: x, Y: y})
+	ops := make([]string, 0, len(g.Rest))
+	for _, r := range g.Rest {
+		ops = append(ops, string(r.Op))
+		operands = append(operands, l.unary(r.Y))
 	}
-	for i := range g.Rest {
-		r := &g.Rest[i]
-		p := binPrec[r.Op]
-		for len(ops) > 0 && binPrec[ops[len(ops)-1]] >= p {
+	return l.precedence(operands, ops)
+}
+
+// precedence builds the tree of operands[0] ops[0] operands[1] ... by
+// binPrec.
+func (l *lowerer) precedence(operands []Expr, ops []string) Expr {
+	var stack []Expr
+	var pending []string
+	reduce := func() {
+		n := len(stack)
+		x, y := stack[n-2], stack[n-1]
+		op := pending[len(pending)-1]
+		pending = pending[:len(pending)-1]
+		stack = append(stack[:n-2], &BinaryExpr{Loc: Loc(Join(x.Span(), y.Span())), Op: op, X: x, Y: y})
+	}
+	stack = append(stack, operands[0])
+	for i, op := range ops {
+		p := binPrec[op]
+		for len(pending) > 0 && binPrec[pending[len(pending)-1]] >= p {
 			reduce()
 		}
-		ops = append(ops, r.Op)
-		operands = append(operands, l.unary(&r.Y))
+		pending = append(pending, op)
+		stack = append(stack, operands[i+1])
 	}
-	for len(ops) > 0 {
+	for len(pending) > 0 {
 		reduce()
 	}
-	return operands[0]
+	return stack[0]
 }
 
 func (l *lowerer) unary(g *gUnary) Expr {
-	var x Expr
-	if g.Inc != nil {
-		x = l.preInc(g.Inc)
-	} else {
-		x = l.postfix(&g.X)
-	}
-	for i := len(g.Pre) - 1; i >= 0; i-- {
-		p := g.Pre[i]
-		sp := l.span(p.Tokens)
-		sp.End = x.Span().End
-		if p.Cast != nil {
-			x = &CastExpr{Loc: Loc(sp), To: l.typeExpr(p.Cast.Type), X: x}
-		} else {
-			x = &UnaryExpr{Loc: Loc(sp), Op: p.Op, X: x}
+	switch {
+	case g.Simple != nil:
+		return l.simpleOperand(g.Simple)
+	case g.Of != nil:
+		x := l.unary(g.Of)
+		sp := Span{Start: l.tokSpan(g.Tokens[0]).Start, End: x.Span().End}
+		if g.Cast != nil {
+			return &CastExpr{Loc: Loc(sp), To: l.typeExpr(g.Cast.Type), X: x}
 		}
+		return &UnaryExpr{Loc: Loc(sp), Op: string(g.Op), X: x}
+	case g.Inc != nil:
+		return l.preInc(g.Inc)
 	}
-	return x
+	return l.postfix(g.X)
 }
 
 // preInc lowers a prefix increment `++x`.
@@ -386,20 +398,16 @@ func (l *lowerer) preInc(g *gPreInc) Expr {
 	default:
 		x = l.name(g.Tokens[1])
 	}
-	return &UnaryExpr{Loc: Loc(l.span(g.Tokens)), Op: g.Op, X: x}
+	return &UnaryExpr{Loc: Loc(l.span(g.Tokens)), Op: string(g.Op), X: x}
 }
 
 func (l *lowerer) postfix(g *gPostfix) Expr {
-	x := l.primary(&g.X)
+	x := l.primary(g.X)
 	for _, s := range g.Sel {
 		sp := Join(x.Span(), l.span(s.Tokens))
 		switch {
 		case s.Index != nil:
-			n, err := strconv.Atoi(s.Index.Text)
-			if err != nil || n < 0 {
-				l.diags.Errorf(l.span(s.Index.Tokens), "invalid tuple index: %s", s.Index.Text)
-			}
-			x = &TupleIndexExpr{Loc: Loc(sp), X: x, Index: n}
+			x = l.tupleIndex(x, sp, s.Index.Tokens[0])
 		case s.Field != "":
 			x = &FieldExpr{Loc: Loc(sp), X: x, Field: s.Field}
 		case s.Arrow != "":
@@ -455,48 +463,129 @@ func (l *lowerer) primary(g *gPrimary) Expr {
 			m.Loc = Loc(Join(m.Span(), l.span(g.Keys.Tokens)))
 		}
 		if g.MapPost != "" {
-			return &UnaryExpr{Loc: Loc(sp), Op: g.MapPost, X: m, Postfix: true}
+			return &UnaryExpr{Loc: Loc(sp), Op: string(g.MapPost), X: m, Postfix: true}
 		}
 		return m
 	case g.Name != "":
 		x := l.name(g.Tokens[0])
 		if g.Post != "" {
-			return &UnaryExpr{Loc: Loc(sp), Op: g.Post, X: x, Postfix: true}
+			return &UnaryExpr{Loc: Loc(sp), Op: string(g.Post), X: x, Postfix: true}
 		}
 		return x
-	case g.Int != "":
-		v, err := ParseInt(g.Int)
+	case g.Int != "" || g.String != "" || g.Char != "" || g.Bool != "" || g.Param != "":
+		return l.literal(g.Tokens[0])
+	}
+	l.diags.Errorf(sp, "syntax error: empty expression")
+	return &IntLit{Loc: Loc(sp)}
+}
+
+// simpleExpr lowers a gSimpleExpr: simple operands and binary operators.
+func (l *lowerer) simpleExpr(g *gSimpleExpr) Expr {
+	x := l.simpleOperand(g.Operands[0])
+	if len(g.Ops) == 0 {
+		return x
+	}
+	operands := make([]Expr, 0, len(g.Operands))
+	operands = append(operands, x)
+	for _, o := range g.Operands[1:] {
+		operands = append(operands, l.simpleOperand(o))
+	}
+	return l.precedence(operands, g.Ops)
+}
+
+// simpleOperand lowers a gSimpleOperand, with the spans gPrimary and
+// gPostfix give the same operand.
+func (l *lowerer) simpleOperand(g *gSimpleOperand) Expr {
+	toks := g.Tokens
+	var x Expr
+	switch kindOf(toks[0]) {
+	case tMap:
+		m := &MapExpr{Loc: Loc(l.tokSpan(toks[0])), Name: toks[0].Value}
+		if g.Args != nil {
+			for _, k := range g.Args {
+				m.Keys = append(m.Keys, l.simpleExpr(k))
+			}
+			m.Loc = Loc(l.span(toks[:g.Tail]))
+		}
+		x = m
+	case tVar, tBuiltin, tIdent:
+		if g.Args == nil {
+			x = l.name(toks[0])
+			break
+		}
+		c := &CallExpr{Loc: Loc(l.span(toks[:g.Tail])), Name: toks[0].Value, NameSpan: l.tokSpan(toks[0])}
+		for _, a := range g.Args {
+			c.Args = append(c.Args, l.simpleExpr(a))
+		}
+		x = c
+	default:
+		x = l.literal(toks[0])
+	}
+	i := g.Tail
+	if i < len(toks) && (toks[i].Value == "++" || toks[i].Value == "--") {
+		x = &UnaryExpr{Loc: Loc(l.span(toks[:i+1])), Op: toks[i].Value, X: x, Postfix: true}
+		i++
+	}
+	for ; i+1 < len(toks); i += 2 {
+		sp := Join(x.Span(), l.span(toks[i:i+2]))
+		f := toks[i+1]
+		switch {
+		case toks[i].Value == "->":
+			x = &FieldExpr{Loc: Loc(sp), X: x, Field: f.Value, Arrow: true}
+		case kindOf(f) == tInt:
+			x = l.tupleIndex(x, sp, f)
+		default:
+			x = &FieldExpr{Loc: Loc(sp), X: x, Field: f.Value}
+		}
+	}
+	return x
+}
+
+func (l *lowerer) tupleIndex(x Expr, sp Span, t lexer.Token) Expr {
+	n, err := strconv.Atoi(t.Value)
+	if err != nil || n < 0 {
+		l.diags.Errorf(l.tokSpan(t), "invalid tuple index: %s", t.Value)
+	}
+	return &TupleIndexExpr{Loc: Loc(sp), X: x, Index: n}
+}
+
+// literal lowers an Int, String, Char, Param or true/false token.
+func (l *lowerer) literal(t lexer.Token) Expr {
+	sp := l.tokSpan(t)
+	switch kindOf(t) {
+	case tInt:
+		v, err := ParseInt(t.Value)
 		if err != nil {
 			l.diags.Errorf(sp, "%s", err.Error())
 		}
-		return &IntLit{Loc: Loc(sp), Value: v, Text: g.Int}
-	case g.String != "":
-		v, err := unquote(g.String)
+		return &IntLit{Loc: Loc(sp), Value: v, Text: t.Value}
+	case tString:
+		v, err := unquote(t.Value)
 		if err != nil {
 			l.diags.Errorf(sp, "%s", err.Error())
 		}
 		return &StrLit{Loc: Loc(sp), Value: v}
-	case g.Char != "":
-		v, err := unquote(g.Char)
+	case tChar:
+		v, err := unquote(t.Value)
 		if err == nil && len(v) != 1 {
-			err = fmt.Errorf("a character literal must hold exactly one character: %s", g.Char)
+			err = fmt.Errorf("a character literal must hold exactly one character: %s", t.Value)
 		}
 		if err != nil {
 			l.diags.Errorf(sp, "%s", err.Error())
 			v = "\x00"
 		}
-		return &IntLit{Loc: Loc(sp), Value: uint64(v[0]), Text: g.Char}
-	case g.Bool != "":
-		return &BoolLit{Loc: Loc(sp), Value: g.Bool == "true"}
-	case g.Param != "":
-		if g.Param == "$#" {
+		return &IntLit{Loc: Loc(sp), Value: uint64(v[0]), Text: t.Value}
+	case tParam:
+		if t.Value == "$#" {
 			return &PositionalExpr{Loc: Loc(sp), Count: true}
 		}
-		n, err := strconv.Atoi(g.Param[1:])
+		n, err := strconv.Atoi(t.Value[1:])
 		if err != nil || n < 1 {
-			l.diags.Errorf(sp, "param %s is out of integer range [1, 9223372036854775807]", g.Param)
+			l.diags.Errorf(sp, "param %s is out of integer range [1, 9223372036854775807]", t.Value)
 		}
 		return &PositionalExpr{Loc: Loc(sp), N: n}
+	case tKeyword:
+		return &BoolLit{Loc: Loc(sp), Value: t.Value == "true"}
 	}
 	l.diags.Errorf(sp, "syntax error: empty expression")
 	return &IntLit{Loc: Loc(sp)}

@@ -61,7 +61,7 @@ func parseTokens(toks []token) (*gProgram, *parseError) {
 	if err != nil {
 		panic(err) // the grammar is fixed: TestGrammarEBNF builds it
 	}
-	pl, err := lexer.Upgrade(&tokenStream{toks: participleTokens(toks)})
+	pl, err := lexer.Upgrade(&tokenStream{toks: toks})
 	if err != nil {
 		panic(err)
 	}

@@ -185,20 +185,23 @@ func startsUnary(t *lexer.Token) bool {
 //	SimpleOperand = ( Int | String | Char | Param | "true" | "false"
 //	                | ( Var | Builtin | Ident ) [ "++" | "--" ]
 //	                | Map [ "[" SimpleExpr { "," SimpleExpr } "]" ] [ "++" | "--" ]
-//	                | ( Ident | Builtin ) "(" [ SimpleExpr { "," SimpleExpr } ] ")" )
+//	                | ( Ident | Builtin ) "(" [ SimpleExpr { "," SimpleExpr } ] ")"
+//	                | "(" SimpleExpr { "," SimpleExpr } ")" )
 //	                { "." ( Int | name ) | "->" name } .
 //	SimpleExpr    = SimpleOperand { binop SimpleOperand } .
 //
 // exactly as the general rules (gPostfix, gPrimary, gCall, gBinary) parse
-// them. Anything else (a parenthesis, a cast, a prefix operator, a
+// them (a parenthesis is taken only if no type may start in it, so that
+// it cannot be a cast). Anything else (a cast, a prefix operator, a
 // subscript, a selector without its name, a ternary) they leave to the
 // general rules, returning NextMatch without consuming a token; so those
 // rules also word every error.
 type gSimpleOperand struct {
 	Tokens []lexer.Token
-	// Args are a call's arguments or a map's keys (Tokens[1] is their
-	// "(" or "["); Tail is the index in Tokens of what follows the atom
-	// and its brackets (an increment, selectors).
+	// Args are a call's arguments, a map's keys (Tokens[1] is their "("
+	// or "[") or the elements in parentheses (Tokens[0] is "("); Tail is
+	// the index in Tokens of what follows the atom and its brackets (an
+	// increment, selectors).
 	Args []*gSimpleExpr
 	Tail int
 }
@@ -260,6 +263,19 @@ func scanSimpleOperand(lex *lexer.PeekingLexer) *gSimpleOperand {
 	t := lex.Next()
 	name := false
 	switch kind := kindOf(*t); kind {
+	case tPunct:
+		if t.Value != "(" {
+			return nil
+		}
+		switch n := lex.Peek(); kindOf(*n) {
+		case tTypeKw, tKeyword, tIdent:
+			// A type may start here (or the keyword true, false,
+			// sizeof, offsetof, which are rare here).
+			return nil
+		}
+		if !scanSimpleList(lex, o, ")") {
+			return nil
+		}
 	case tInt, tString, tChar, tParam:
 	case tKeyword:
 		if t.Value != "true" && t.Value != "false" {

@@ -499,6 +499,16 @@ func (l *lowerer) simpleOperand(g *gSimpleOperand) Expr {
 	toks := g.Tokens
 	var x Expr
 	switch kindOf(toks[0]) {
+	case tPunct: // "(" SimpleExpr { "," SimpleExpr } ")"
+		if len(g.Args) == 1 {
+			x = l.simpleExpr(g.Args[0])
+			break
+		}
+		t := &TupleExpr{Loc: Loc(l.span(toks[:g.Tail]))}
+		for _, e := range g.Args {
+			t.Elems = append(t.Elems, l.simpleExpr(e))
+		}
+		x = t
 	case tMap:
 		m := &MapExpr{Loc: Loc(l.tokSpan(toks[0])), Name: toks[0].Value}
 		if g.Args != nil {

@@ -9,37 +9,45 @@ import (
 
 // This file is the grammar of gotrace's language: participle v2 rules in
 // the struct tags of the parse tree (the g* types), which lower.go turns
-// into the AST of ast.go. lang/grammar.ebnf is the same grammar as
-// participle prints it (TestGrammarEBNF keeps the two equal); read it for
-// an overview, and add new syntax here, as a field with a tag on the node
-// it extends (and a case in lower.go).
+// into the AST of ast.go. The parser is built from them once per process,
+// at the first Parse (grammar). lang/grammar.ebnf is the same grammar as
+// participle prints it, with the custom rules' EBNF (TestGrammarEBNF keeps
+// the file equal to the parser); read it for an overview. New syntax goes
+// here: a field with a tag on the node it extends, or a new node (and its
+// case in lower.go); then regenerate grammar.ebnf (see TestGrammarEBNF).
 //
-// The tokens come from the hand-written lexer of lexer.go (plugged in as
-// participle's lexer.Definition, tokenDefinition): bpftrace's lexing is
+// The tokens come from the hand-written lexer of lexer.go, plugged in as
+// participle's lexer.Definition (tokenDefinition): bpftrace's lexing is
 // context sensitive (attach points are one token, C declarations are
-// captured whole, a predicate ends at the '/' before '{'), which a regular
-// expression lexer cannot do. Literals in the tags ("{", "if") match a
-// token's text; references (Ident, Map, EndPred ...) match a token kind
-// (tokenSymbols).
+// captured whole, a predicate ends at the '/' before '{', nesting is
+// capped, columns follow bpftrace's rules), which a regular expression
+// lexer cannot do. Literals in the tags ('{', 'if') match a token's text,
+// references (Ident, Map, EndPred ...) a token kind (tokenSymbols).
 //
-// The grammar is LL(1) with participle's one token of lookahead
-// (UseLookahead(1)) plus explicit, bounded lookahead groups `(?= ...)` where
-// one token cannot decide: a cast `(type)` against a parenthesised
-// expression (`(x *)` is a cast, `(x * y)` a product), and a map's keys
-// after a prefix `++`. The parser stops at the first token that cannot
-// continue the script, as bison does, so the error is reported at the same
-// token as bpftrace reports it; parse.go words it as bpftrace does.
+// The parser commits to an alternative as soon as it has consumed a token
+// of it (UseLookahead(0)), as an LL(1) parser or bison does, and stops at
+// the first token that cannot continue the script: so a syntax error is
+// reported at the token bpftrace reports it at, and parse.go words it as
+// bpftrace does. Where one token cannot decide, a rule says how far it
+// looks with a bounded lookahead group `(?= ...)`: a cast `(type)` against
+// a parenthesised expression (`(x *)` is a cast, `(x * y)` a product), a
+// call against a name, `else if` against `else`, a map's keys after a
+// prefix `++`.
 //
-// Binary operators are parsed as a flat list of operands and operators;
-// precedence is applied when lowering, from the one table binPrec (and
-// TestBinaryOperatorsInGrammar checks that the grammar's operators are the
-// table's). Prefix operators, casts, selectors and else-if chains are
-// repetitions rather than recursion, so only brackets and ternaries nest
-// (and the lexer caps those at MaxNesting).
+// Binary operators are parsed as a flat list of operands and operators
+// (gBinary); precedence is applied when lowering, from binPrec, the one
+// table of the binary operators (the grammar's binOperator matches its
+// keys). Selectors and else-if chains are repetitions rather than
+// recursion; brackets, ternaries and prefix operators nest, and the lexer
+// caps their nesting at MaxNesting.
 //
-// A few rules are custom participle Parseables (grammar_custom.go), where
-// a rule decides on what was already parsed: the end of a simple statement
-// (bison's "expecting }"), and the ')' of a cast.
+// A few rules are custom participle Parseables (grammar_custom.go): the
+// operator tokens, matched against their tables; the end of a simple
+// statement and a cast's ')', which word bpftrace's "expecting" lists;
+// and gSimpleOperand and gSimpleExpr, fast paths for the commonest
+// operands and expressions (a profile showed that participle's branch per
+// alternative made those most of the parse), which parse exactly what the
+// general rules would and leave everything else, errors included, to them.
 //
 // Every g* node records Tokens, the tokens it was parsed from, for the
 // spans of the AST (participle sets them as a slice of the token stream,

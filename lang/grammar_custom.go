@@ -1,7 +1,10 @@
 package lang
 
 import (
+	"fmt"
 	"io"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/alecthomas/participle/v2"
@@ -377,12 +380,15 @@ func (o *asgOperator) Parse(lex *lexer.PeekingLexer) error {
 	return matchOp(lex, (*string)(o), func(v string) bool { return asgOps[v] })
 }
 
-// prefixOperator is a prefix operator: - ! ~ * &.
+// prefixOps are the prefix operators.
+const prefixOps = "-!~*&"
+
+// prefixOperator is a prefix operator (prefixOps).
 type prefixOperator string
 
 func (o *prefixOperator) Parse(lex *lexer.PeekingLexer) error {
 	return matchOp(lex, (*string)(o), func(v string) bool {
-		return len(v) == 1 && strings.Contains("-!~*&", v)
+		return len(v) == 1 && strings.Contains(prefixOps, v)
 	})
 }
 
@@ -402,4 +408,53 @@ func matchOp(lex *lexer.PeekingLexer, dst *string, ok func(string) bool) error {
 	}
 	*dst = lex.Next().Value
 	return nil
+}
+
+// grammarEBNF is the grammar as grammar.ebnf holds it: as participle
+// prints it, then the custom rules, the operators from their tables.
+func grammarEBNF(p fmt.Stringer) string {
+	alts := func(ops []string) string {
+		q := make([]string, len(ops))
+		for i, op := range ops {
+			q[i] = strconv.Quote(op)
+		}
+		return strings.Join(q, " | ")
+	}
+	bin := make([]string, 0, len(binPrec))
+	for op := range binPrec {
+		bin = append(bin, op)
+	}
+	sort.Slice(bin, func(i, j int) bool {
+		if binPrec[bin[i]] != binPrec[bin[j]] {
+			return binPrec[bin[i]] < binPrec[bin[j]]
+		}
+		return bin[i] < bin[j]
+	})
+	asg := make([]string, 0, len(asgOps))
+	for op := range asgOps {
+		asg = append(asg, op)
+	}
+	sort.Strings(asg)
+	var b strings.Builder
+	b.WriteString(p.String())
+	b.WriteString("\n\n(* The custom rules (participle Parseables, grammar_custom.go). *)\n")
+	for _, r := range []string{
+		"binOperator = " + alts(bin) + " . (* by precedence, loosest first: binPrec *)",
+		"asgOperator = " + alts(asg) + " .",
+		"prefixOperator = " + alts(strings.Split(prefixOps, "")) + " .",
+		`incDecOperator = "++" | "--" .`,
+		`gStmtEnd = ";" | (?= "}") .`,
+		`gCastClose = ")" .`,
+		`gNameNext = (?= <map> | <var> | <builtin> | <ident>) .`,
+		`gSimpleOperand = (<int> | <string> | <char> | <param> | "true" | "false"` +
+			` | (<var> | <builtin> | <ident>) incDecOperator?` +
+			` | <map> ("[" gSimpleExpr ("," gSimpleExpr)* "]")? incDecOperator?` +
+			` | (<ident> | <builtin>) "(" (gSimpleExpr ("," gSimpleExpr)*)? ")"` +
+			` | "(" gSimpleExpr ("," gSimpleExpr)* ")")` +
+			` (("." (<int> | name)) | ("->" name))* . (* see gSimpleOperand *)`,
+		`gSimpleExpr = gSimpleOperand (binOperator gSimpleOperand)* .`,
+	} {
+		b.WriteString(r + "\n")
+	}
+	return b.String()
 }

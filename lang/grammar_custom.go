@@ -36,8 +36,9 @@ var tokenSymbols = map[string]lexer.TokenType{
 
 // tokenDefinition is the lexer of lexer.go as participle's
 // lexer.Definition. Parse lexes first (for the lexer's own diagnostics)
-// and hands the tokens to the parser through peekingLexer; Lex is for
-// participle's own entry points (ParseString ...).
+// and hands the tokens to the parser as a tokenStream; Lex serves
+// participle's own entry points (ParseString ...), failing with the
+// lexer's diagnostics.
 type tokenDefinition struct{}
 
 func (tokenDefinition) Symbols() map[string]lexer.TokenType { return tokenSymbols }
@@ -93,8 +94,8 @@ func isPunctTok(t *lexer.Token, v string) bool {
 	return t.Type == lexer.TokenType(tPunct) && t.Value == v
 }
 
-// grammarError is a syntax error a custom rule words itself: at the token
-// at offset off; term marks the end of a simple statement, where bpftrace
+// grammarError is a syntax error a custom rule words itself, at the token
+// tok; term marks the end of a simple statement, where bpftrace
 // words the error "expecting }"; expecting, when set, overrides the list
 // of expected tokens derived from the context ("-" for none).
 type grammarError struct {

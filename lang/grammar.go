@@ -254,11 +254,7 @@ type gPrimary struct {
 	Paren    *gParen        `parser:"| @@"`
 	Name     string         `parser:"| @( Var | Builtin | Ident )"`
 	Post     incDecOperator `parser:"  @@?"`
-	Int      string         `parser:"| @Int"`
-	String   string         `parser:"| @String"`
-	Char     string         `parser:"| @Char"`
-	Bool     string         `parser:"| @( 'true' | 'false' )"`
-	Param    string         `parser:"| @Param"`
+	Literal  *lexer.Token   `parser:"| @( Int | String | Char | Param | 'true' | 'false' )"`
 	Sizeof   *gSizeof       `parser:"| @@"`
 	Offsetof *gOffsetof     `parser:"| @@"`
 }

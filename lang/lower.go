@@ -472,8 +472,8 @@ func (l *lowerer) primary(g *gPrimary) Expr {
 			return &UnaryExpr{Loc: Loc(sp), Op: string(g.Post), X: x, Postfix: true}
 		}
 		return x
-	case g.Int != "" || g.String != "" || g.Char != "" || g.Bool != "" || g.Param != "":
-		return l.literal(g.Tokens[0])
+	case g.Literal != nil:
+		return l.literal(*g.Literal)
 	}
 	l.diags.Errorf(sp, "syntax error: empty expression")
 	return &IntLit{Loc: Loc(sp)}

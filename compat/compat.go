@@ -59,3 +59,8 @@ func (v Version) ExitAfterBeginEnd() bool { return v != V017 }
 // HistHeaderSpace: bpftrace 0.17 prints a hist/lhist map's header as
 // "@name: " (a trailing space); 0.26 as "@name:" (changed in bpftrace 0.24).
 func (v Version) HistHeaderSpace() bool { return v == V017 }
+
+// DotDerefs: in bpftrace 0.26 `p.f` on a pointer to a struct reads the
+// field through the pointer, like `p->f`; 0.17 refuses it ("Try
+// dereferencing it first, or using '->'").
+func (v Version) DotDerefs() bool { return v != V017 }

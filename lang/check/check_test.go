@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
@@ -69,6 +70,8 @@ func options(text string) Options {
 				o.Resolver = nil
 			case strings.HasPrefix(f, "strlen="):
 				fmt.Sscanf(f, "strlen=%d", &o.StrLen)
+			case f == "compat=0.17":
+				o.Compat = compat.V017
 			case strings.HasPrefix(f, "params="):
 				o.Params = strings.Split(strings.TrimPrefix(f, "params="), ",")
 			}

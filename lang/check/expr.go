@@ -594,6 +594,9 @@ func (c *checker) field(e *lang.FieldExpr) *types.Type {
 		if x.Kind == types.Pointer && isArgs && x.Elem != nil && x.Elem.Kind == types.Record {
 			// `args.f` is accepted like `args->f` (gotrace's SPEC).
 			rec = x.Elem
+		} else if x.Kind == types.Pointer && x.Elem != nil && x.Elem.Kind == types.Record && c.opts.Compat.DotDerefs() {
+			// bpftrace 0.26: `p.f` on a struct pointer reads like `p->f`.
+			rec = x.Elem
 		} else if x.Kind == types.Pointer && x.Elem != nil && x.Elem.Kind == types.Record {
 			c.errAt(c.dotSpan(e), "use '->' to access a member through a pointer",
 				"Can not access field '%s' on type '%s'. Try dereferencing it first, or using '->'", e.Field, typeName(x))

@@ -64,3 +64,26 @@ func (v Version) HistHeaderSpace() bool { return v == V017 }
 // field through the pointer, like `p->f`; 0.17 refuses it ("Try
 // dereferencing it first, or using '->'").
 func (v Version) DotDerefs() bool { return v != V017 }
+
+// BoolWords: bpftrace 0.26 prints bool values (true/false literals,
+// comparisons, `!`, strcontains(), has_key()) as `true`/`false`, in text
+// and JSON; 0.17 prints 1/0.
+func (v Version) BoolWords() bool { return v != V017 }
+
+// PointerHex: bpftrace 0.26 prints pointer values (print(), map values and
+// keys, tuples, struct fields) in hex, 0x...; 0.17 in decimal.
+func (v Version) PointerHex() bool { return v != V017 }
+
+// EnumNames: bpftrace 0.26 prints a value of a named enum type by its
+// enumerator's name (a number without one stays a number); 0.17 prints
+// the number.
+func (v Version) EnumNames() bool { return v != V017 }
+
+// CompactRecordKeys: bpftrace 0.17 prints a struct in a map key without
+// spaces, @s[{.m=2,.n=3}]; 0.26 as it prints values, @s[{ .m = 2, .n = 3 }].
+func (v Version) CompactRecordKeys() bool { return v == V017 }
+
+// FlatTupleKeys: bpftrace 0.26 treats a map keyed by one tuple as a map
+// of several keys, printing @[(1, 2)] as @[1, 2]; 0.17 keeps the
+// parentheses.
+func (v Version) FlatTupleKeys() bool { return v != V017 }

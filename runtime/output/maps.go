@@ -191,6 +191,10 @@ func (p *Printer) keyText(info *lang.MapInfo, parts []Value) string {
 	if info.Key == nil {
 		return ""
 	}
+	if len(parts) == 1 && parts[0].Kind() == types.Tuple && p.Compat.FlatTupleKeys() {
+		// bpftrace 0.26: @[(1, 2)] is @[1, 2].
+		parts = parts[0].Elems
+	}
 	s := make([]string, len(parts))
 	for i, v := range parts {
 		s[i] = p.keyPartText(v)
@@ -199,10 +203,14 @@ func (p *Printer) keyText(info *lang.MapInfo, parts []Value) string {
 }
 
 // keyPartText is a key part's text: records (also inside arrays) print
-// compactly in keys, {.m=2,.n=3}, as bpftrace 0.17 does.
+// compactly in keys, {.m=2,.n=3}, as bpftrace 0.17 does (0.26 prints
+// them as values, { .m = 2, .n = 3 }).
 func (p *Printer) keyPartText(v Value) string {
 	switch v.Kind() {
 	case types.Record:
+		if !p.Compat.CompactRecordKeys() {
+			return p.text(v, 4)
+		}
 		parts := make([]string, len(v.Elems))
 		for i, e := range v.Elems {
 			parts[i] = "." + v.Names[i] + "=" + p.keyPartText(e)

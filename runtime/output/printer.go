@@ -220,7 +220,11 @@ func (p *Printer) text(v Value, indent int) string {
 	switch v.Kind() {
 	case types.Int, types.Bool, types.Enum, types.Pointer, types.Ctx:
 		// bpftrace 0.17 prints enums as numbers, bools as 1/0 and pointers
-		// stored in maps as decimal integers.
+		// stored in maps as decimal integers; 0.26 prints words, names and
+		// hex.
+		if s, ok := p.text026(v); ok {
+			return s
+		}
 		if v.Signed() {
 			return strconv.FormatInt(v.Int(), 10)
 		}
@@ -313,6 +317,15 @@ func (p *Printer) JSONText(v Value) string {
 			parts[i] = `"` + v.Names[i] + `": ` + p.JSONText(e)
 		}
 		return "{ " + strings.Join(parts, ", ") + " }"
+	}
+	switch v.Kind() {
+	case types.Pointer, types.Ctx, types.Enum:
+		// Numbers in JSON in both releases (0.26's hex and enum names
+		// are text output only).
+		if v.Signed() {
+			return strconv.FormatInt(v.Int(), 10)
+		}
+		return strconv.FormatUint(v.Bits, 10)
 	}
 	s := p.text(v, 8)
 	if jsonQuoted(v.Kind()) {

@@ -519,9 +519,6 @@ func storage(t *types.Type) *types.Type {
 		c := *t
 		c.Size = 8
 		c.Align = 0
-		if c.Kind == types.Bool {
-			c.Kind = types.Int
-		}
 		return &c
 	}
 	return t

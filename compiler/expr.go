@@ -130,6 +130,9 @@ func (g *gen) evalInt(e lang.Expr) (asm.Register, error) {
 		g.place(lend)
 		return r, nil
 	case *lang.CastExpr:
+		if t := e.Type(); t != nil && t.Kind == types.Bool {
+			return g.castBool(e)
+		}
 		r, err := g.evalInt(e.X)
 		if err != nil {
 			return 0, err
@@ -841,4 +844,33 @@ func builtinCall(e lang.Expr) (string, []lang.Expr, bool) {
 type destHint struct {
 	m    mem
 	size int
+}
+
+// castBool evaluates (bool)x: 1 when x is non-zero (an integer or
+// pointer) or non-empty (a string), else 0.
+func (g *gen) castBool(e *lang.CastExpr) (asm.Register, error) {
+	var r asm.Register
+	if xt := e.X.Type(); xt != nil && xt.Kind == types.String {
+		m, err := g.evalMem(e.X)
+		if err != nil {
+			return 0, err
+		}
+		if r, err = g.reg(e); err != nil {
+			return 0, err
+		}
+		g.loadReg(r, m, types.U8)
+	} else {
+		var err error
+		if r, err = g.evalInt(e.X); err != nil {
+			return 0, err
+		}
+		if xt != nil && xt.Kind == types.Bool {
+			return r, nil
+		}
+	}
+	l := g.label("tobool")
+	g.emit(asm.Mov.Reg(asm.R0, r), asm.Mov.Imm(r, 0), asm.JEq.Imm(asm.R0, 0, l), asm.Mov.Imm(r, 1))
+	g.place(l)
+	g.emit(asm.Mov.Reg(r, r))
+	return r, nil
 }

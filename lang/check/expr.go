@@ -400,17 +400,20 @@ func (c *checker) binary(e *lang.BinaryExpr) *types.Type {
 	switch {
 	case op == "&&" || op == "||":
 		if (xi || xp) && (yi || yp) {
-			return types.S64
+			return c.truth(types.S64)
 		}
 		return mismatch()
 	case xi && yi:
 		if x.Kind == types.Bool && y.Kind == types.Bool && (isCompare(op) || op == "&" || op == "|" || op == "^") {
 			return types.BoolType
 		}
+		if isCompare(op) {
+			return c.truth(intResult(x, y))
+		}
 		return intResult(x, y)
 	case xp && yi || xi && yp:
 		if isCompare(op) {
-			return types.S64
+			return c.truth(types.S64)
 		}
 		if op == "+" || (op == "-" && xp) {
 			if xp {
@@ -424,22 +427,22 @@ func (c *checker) binary(e *lang.BinaryExpr) *types.Type {
 		return opErr()
 	case xp && yp:
 		if isCompare(op) {
-			return types.S64
+			return c.truth(types.S64)
 		}
 		return opErr()
 	case x.Kind == types.String && y.Kind == types.String:
 		if op == "==" || op == "!=" {
-			return types.U64
+			return c.truth(types.U64)
 		}
 		return opErr()
 	case x.Kind == types.Buffer && y.Kind == types.Buffer:
 		if op == "==" || op == "!=" {
-			return types.U64
+			return c.truth(types.U64)
 		}
 		return opErr()
 	case x.Kind == types.Array && y.Kind == types.Array:
 		if (op == "==" || op == "!=") && types.Equal(x, y) {
-			return types.U64
+			return c.truth(types.U64)
 		}
 		if op == "==" || op == "!=" {
 			return mismatch()
@@ -461,6 +464,9 @@ func (c *checker) unary(e *lang.UnaryExpr) *types.Type {
 	switch e.Op {
 	case "!":
 		if x.IsInteger() || x.Kind == types.Pointer {
+			if t := c.truth(nil); t != nil {
+				return t
+			}
 			if x.Kind == types.Int || x.Kind == types.Bool {
 				return x
 			}
@@ -547,6 +553,8 @@ func (c *checker) ternary(e *lang.TernaryExpr) *types.Type {
 		return types.InvalidType
 	}
 	switch {
+	case a.Kind == types.Bool && b.Kind == types.Bool && c.truth(nil) != nil:
+		return types.BoolType
 	case a.IsInteger() && b.IsInteger():
 		return types.IntType(8, signedOf(a) || signedOf(b))
 	case a.Kind == types.String && b.Kind == types.String:
@@ -739,6 +747,9 @@ func (c *checker) cast(e *lang.CastExpr) *types.Type {
 	case types.Int, types.Pointer, types.Bool, types.Enum:
 		if x.IsInteger() || x.Kind == types.Pointer || x.Kind == types.Ctx {
 			return to
+		}
+		if to.Kind == types.Bool && x.Kind == types.String {
+			return to // bpftrace 0.26: a non-empty string is true
 		}
 	case types.Array:
 		if (x.IsInteger() || x.Kind == types.Array) && x.Size == to.Size {

@@ -57,18 +57,19 @@ func (c *checker) mapAccess(m *lang.MapExpr, write bool) *mapState {
 		return st
 	}
 	for i, t := range parts {
-		parts[i] = widenKey(t)
+		parts[i] = widenKey(t, c.opts.Compat.BoolWords())
 	}
 	c.unifyKey(st, m, parts, m.Span())
 	return st
 }
 
-// widenKey: integer key parts are stored as 64-bit, keeping their sign.
-func widenKey(t *types.Type) *types.Type {
+// widenKey: integer key parts are stored as 64-bit, keeping their sign;
+// bools too, unless keepBool (bpftrace 0.26 prints them as words).
+func widenKey(t *types.Type, keepBool bool) *types.Type {
 	if t.Kind == types.Int && t.Size < 8 {
 		return types.IntType(8, t.Signed)
 	}
-	if t.Kind == types.Bool {
+	if t.Kind == types.Bool && !keepBool {
 		return types.IntType(8, false)
 	}
 	return t

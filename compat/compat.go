@@ -87,3 +87,8 @@ func (v Version) CompactRecordKeys() bool { return v == V017 }
 // of several keys, printing @[(1, 2)] as @[1, 2]; 0.17 keeps the
 // parentheses.
 func (v Version) FlatTupleKeys() bool { return v != V017 }
+
+// JSONValid: bpftrace 0.26 writes valid JSON for every value in -f json
+// (strftime, cgroup_path, strerror and macaddr values quoted, pointers
+// as numbers); 0.17 writes the text of some bare.
+func (v Version) JSONValid() bool { return v != V017 }

@@ -260,7 +260,7 @@ func (p *Printer) jsonMap(m MapData, rows []row, total int, div int64) error {
 		case types.Count, types.Sum, types.Min, types.Max:
 			val = p.scalarText(vt, r, div)
 		default:
-			if isIntValue(vt) {
+			if isIntValue(vt) && (div != 1 || !p.Compat.JSONValid()) {
 				val = p.scalarText(vt, r, div)
 			} else {
 				val = p.JSONText(r.value)

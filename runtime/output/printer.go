@@ -328,7 +328,7 @@ func (p *Printer) JSONText(v Value) string {
 		return strconv.FormatUint(v.Bits, 10)
 	}
 	s := p.text(v, 8)
-	if jsonQuoted(v.Kind()) {
+	if jsonQuoted(v.Kind()) || p.Compat.JSONValid() && jsonQuoted026(v.Kind()) {
 		return `"` + jsonEscape(s) + `"`
 	}
 	return s

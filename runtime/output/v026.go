@@ -34,3 +34,14 @@ func (p *Printer) text026(v Value) (string, bool) {
 	}
 	return "", false
 }
+
+// jsonQuoted026 lists the kinds whose text bpftrace 0.17 writes bare in
+// JSON (making the line invalid JSON) and 0.26 quotes: strftime (fixed
+// in 0.22), cgroup_path (0.20), strerror and macaddr.
+func jsonQuoted026(k types.Kind) bool {
+	switch k {
+	case types.Timestamp, types.CgroupPath, types.Strerror, types.MacAddr:
+		return true
+	}
+	return false
+}

@@ -92,3 +92,8 @@ func (v Version) FlatTupleKeys() bool { return v != V017 }
 // (strftime, cgroup_path, strerror and macaddr values quoted, pointers
 // as numbers); 0.17 writes the text of some bare.
 func (v Version) JSONValid() bool { return v != V017 }
+
+// AggregatesAsInts: bpftrace 0.26 reads a count(), sum(), min(), max() or
+// avg() map in an expression as an integer merged over the CPUs
+// (`if (@c > 5)`, `@[@a] = 1`); 0.17 refuses it ("Type mismatch").
+func (v Version) AggregatesAsInts() bool { return v != V017 }

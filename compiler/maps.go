@@ -72,6 +72,10 @@ func (g *gen) mapReadInt(e *lang.MapExpr) (asm.Register, error) {
 	if err != nil {
 		return 0, err
 	}
+	if t := e.Type(); t != nil && t.Kind == types.Int && lay.agg && lay.value.Kind != types.Hist && lay.value.Kind != types.Lhist {
+		// The checker typed the read as an integer (bpftrace 0.26).
+		return g.aggReadInt(e, ms, lay)
+	}
 	switch lay.value.Kind {
 	case types.Avg, types.Stats, types.Hist, types.Lhist:
 		return 0, g.errorf(e, "the value of %s (%s) cannot be read in a probe", e.Name, lay.value)

@@ -70,13 +70,16 @@ type mapState struct {
 type checker struct {
 	// selfMap is the map being assigned while its value type is unknown.
 	selfMap string
-	prog    *lang.Program
-	src     *lang.Source
-	opts    Options
-	strlen  int
-	report  bool
-	diags   *lang.Diagnostics
-	maps    map[string]*mapState
+	// wholeAgg is print()'s or delete()'s map argument, which keeps its
+	// aggregation type (v026.go).
+	wholeAgg *lang.MapExpr
+	prog     *lang.Program
+	src      *lang.Source
+	opts     Options
+	strlen   int
+	report   bool
+	diags    *lang.Diagnostics
+	maps     map[string]*mapState
 
 	// The clause being checked.
 	probe     *lang.Probe
@@ -392,7 +395,7 @@ func (c *checker) fixup() {
 				n.SetType(n.Info.Type)
 			}
 		case *lang.MapExpr:
-			if n.Info != nil && n.Info.Value != nil && !n.Type().IsInvalid() {
+			if n.Info != nil && n.Info.Value != nil && !n.Type().IsInvalid() && !aggReadAsInt(n) {
 				n.SetType(n.Info.Value)
 			}
 		}

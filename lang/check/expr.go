@@ -291,6 +291,8 @@ func (c *checker) mapFuncArg(call *lang.CallExpr, a lang.Expr) *types.Type {
 	m, ok := a.(*lang.MapExpr)
 	if !ok || len(m.Keys) > 0 {
 		if call.Name == "print" || call.Name == "delete" {
+			c.wholeAgg = m
+			defer func() { c.wholeAgg = nil }()
 			return c.expr(a, ctxValue)
 		}
 		if ok {

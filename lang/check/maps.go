@@ -157,7 +157,7 @@ func (c *checker) mapRead(m *lang.MapExpr) *types.Type {
 	if st.info.Value == nil {
 		return types.InvalidType
 	}
-	return st.info.Value
+	return c.aggRead(m, st.info.Value)
 }
 
 // ---- probe context ----

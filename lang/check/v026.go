@@ -1,6 +1,9 @@
 package check
 
-import "github.com/gotrace/gotrace/lang/types"
+import (
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/types"
+)
 
 // truth is the type of a comparison, `!`, `&&` or `||`: bool in bpftrace
 // 0.26, legacy (an integer type) in 0.17.
@@ -9,4 +12,28 @@ func (c *checker) truth(legacy *types.Type) *types.Type {
 		return types.BoolType
 	}
 	return legacy
+}
+
+// aggRead is the type of reading a map whose values are t in an
+// expression: bpftrace 0.26 reads count(), sum(), min(), max() and avg()
+// maps as integers (merged over the CPUs; bpftrace 0.21 and 0.22), 0.17
+// keeps the aggregation type (which most operators refuse).
+func (c *checker) aggRead(m *lang.MapExpr, t *types.Type) *types.Type {
+	if m == c.wholeAgg || !c.opts.Compat.AggregatesAsInts() {
+		return t
+	}
+	switch t.Kind {
+	case types.Count:
+		return types.U64
+	case types.Sum, types.Min, types.Max, types.Avg:
+		return types.IntType(8, t.Signed)
+	}
+	return t
+}
+
+// aggReadAsInt reports whether m reads an aggregation map as an integer
+// (aggRead), a type the final fixup keeps.
+func aggReadAsInt(m *lang.MapExpr) bool {
+	t := m.Type()
+	return m.Info.Value.Kind.IsAggregation() && t != nil && t.Kind == types.Int
 }

@@ -97,3 +97,7 @@ func (v Version) JSONValid() bool { return v != V017 }
 // avg() map in an expression as an integer merged over the CPUs
 // (`if (@c > 5)`, `@[@a] = 1`); 0.17 refuses it ("Type mismatch").
 func (v Version) AggregatesAsInts() bool { return v != V017 }
+
+// CountKeepsZero: in bpftrace 0.17 a count() map without keys that was
+// cleared or deleted still prints `@: 0` at exit; 0.26 prints nothing.
+func (v Version) CountKeepsZero() bool { return v == V017 }

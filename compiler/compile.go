@@ -444,7 +444,7 @@ func (c *compiler) compileProgram(clause int, p *lang.Probe, aps []*lang.AttachP
 
 // userMap returns the MapSpec implementing the script's map mi.
 func (c *compiler) userMap(mi *lang.MapInfo) (*MapSpec, *mapLayout, error) {
-	lay, err := layoutOf(mi)
+	lay, err := layoutOf(mi, c.res.Opts.Compat.CountKeepsZero())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -524,7 +524,10 @@ func storage(t *types.Type) *types.Type {
 	return t
 }
 
-func layoutOf(mi *lang.MapInfo) (*mapLayout, error) {
+// layoutOf lays out map mi; countArray keeps a count() map without keys
+// in a one-slot per-CPU array, whose cleared value still prints (`@: 0`,
+// bpftrace 0.17), where a hash loses the entry (0.26).
+func layoutOf(mi *lang.MapInfo, countArray bool) (*mapLayout, error) {
 	if mi == nil || mi.Value == nil {
 		return nil, fmt.Errorf("map has no type")
 	}
@@ -544,7 +547,7 @@ func layoutOf(mi *lang.MapInfo) (*mapLayout, error) {
 		keyParts = []*types.Type{types.U64}
 	}
 	switch {
-	case len(l.parts) == 0 && kind == types.Count:
+	case len(l.parts) == 0 && kind == types.Count && countArray:
 		l.array = true
 		l.key = types.U32
 	case l.bucket:

@@ -3,16 +3,20 @@ package compiler
 import (
 	"testing"
 
+	"github.com/gotrace/gotrace/compat"
+
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 )
 
-// TestKeylessCountArray: a key-less count() is a 1-entry PERCPU_ARRAY
-// with a u32 key, counted without any insert path; keyed counts and other
-// key-less aggregations stay PERCPU_HASH (bpftrace prints nothing for a
-// sum or hist that never fired, so their absence must stay visible).
+// TestKeylessCountArray: under --compat 0.17 a key-less count() is a
+// 1-entry PERCPU_ARRAY with a u32 key, counted without any insert path;
+// keyed counts and other key-less aggregations stay PERCPU_HASH (bpftrace
+// prints nothing for a sum or hist that never fired, so their absence must
+// stay visible). bpftrace 0.26 prints nothing for a cleared count either:
+// there it is a PERCPU_HASH like the others (TestKeylessCountHash026).
 func TestKeylessCountArray(t *testing.T) {
-	spec := compileScript(t, "stdin", `BEGIN { @ = count(); @c = count(); @c = count(); @k[1] = count(); @s = sum(3); delete(@c); @c = count(); }`)
+	spec := compileScriptAs(t, compat.V017, "stdin", `BEGIN { @ = count(); @c = count(); @c = count(); @k[1] = count(); @s = sum(3); delete(@c); @c = count(); }`)
 	want := map[string]struct {
 		typ      ebpf.MapType
 		key, max uint32
@@ -72,5 +76,16 @@ func TestKeylessCountArray(t *testing.T) {
 	}
 	if got, ok := lookupU64(t, coll, spec, "m_k", u64key(1)); !ok || got != 2 {
 		t.Errorf("@k[1] = %d (present %v), want 2", got, ok)
+	}
+}
+
+// TestKeylessCountHash026: in bpftrace 0.26 mode a key-less count() is a
+// one-entry PERCPU_HASH, so clear()/delete() remove its entry.
+func TestKeylessCountHash026(t *testing.T) {
+	spec := compileScriptAs(t, compat.V026, "stdin", `BEGIN { @ = count(); clear(@); }`)
+	for _, m := range spec.Maps {
+		if m.Name == "m_" && (m.Type != ebpf.PerCPUHash || m.KeySize != 8 || m.MaxEntries != 1) {
+			t.Errorf("m_ = %v key=%d max=%d, want PerCPUHash key=8 max=1", m.Type, m.KeySize, m.MaxEntries)
+		}
 	}
 }

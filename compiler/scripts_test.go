@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"github.com/gotrace/gotrace/compat"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,14 +13,21 @@ import (
 	"github.com/gotrace/gotrace/lang/check"
 )
 
-// compileScript parses, checks and compiles a script.
+// compileScript parses, checks and compiles a script (bpftrace 0.26
+// semantics, the default).
 func compileScript(t *testing.T, name, text string, params ...string) *Spec {
+	t.Helper()
+	return compileScriptAs(t, compat.Default, name, text, params...)
+}
+
+// compileScriptAs is compileScript following bpftrace release v.
+func compileScriptAs(t *testing.T, v compat.Version, name, text string, params ...string) *Spec {
 	t.Helper()
 	prog, err := lang.Parse(&lang.Source{Name: name, Text: text})
 	if err != nil {
 		t.Fatalf("parse %s: %v", name, err)
 	}
-	opts := check.Options{Params: params}
+	opts := check.Options{Params: params, Compat: v}
 	if r, err := newResolver(); err == nil {
 		opts.Resolver = r
 	}

@@ -174,6 +174,19 @@ func (l *Loaded) ClearMap(ms *compiler.MapSpec) error {
 		// (`@: 0`), while a cleared key-less scalar disappears.
 		return l.ZeroMap(ms)
 	}
+	return l.DeleteAll(ms)
+}
+
+// DeleteAll removes every entry of a hash map (clear(@m) in bpftrace 0.26,
+// which keeps no zero value for key-less aggregations).
+func (l *Loaded) DeleteAll(ms *compiler.MapSpec) error {
+	m := l.Maps[ms.Name]
+	if m == nil {
+		return fmt.Errorf("clear map %s: not loaded", ms.Name)
+	}
+	if ms.Type == ebpf.Array || ms.Type == ebpf.PerCPUArray {
+		return l.ZeroMap(ms)
+	}
 	keys, err := mapKeys(m, ms.KeySize)
 	if err != nil {
 		return fmt.Errorf("clear map %s: %w", ms.Name, err)

@@ -184,7 +184,7 @@ func (t *TextPrinter) mapData(m *MapData) output.MapData {
 	for _, e := range m.Entries {
 		md.Entries = append(md.Entries, output.Entry{Key: e.Key, Value: e.Value, PerCPU: e.PerCPU})
 	}
-	if len(md.Entries) == 0 && keylessCount(m.Spec) {
+	if len(md.Entries) == 0 && keylessCount(m.Spec) && t.P.Compat.CountKeepsZero() {
 		// bpftrace 0.17 prints a keyless count() map that has no value
 		// (never counted, or deleted) as 0.
 		md.Entries = []output.Entry{{Key: make([]byte, m.Spec.KeySize), Value: make([]byte, m.Spec.ValueSize)}}

@@ -487,6 +487,9 @@ func (s *session) dispatch(rec []byte) (exit bool, err error) {
 			return false, fmt.Errorf("clear/zero: unknown map %s", ev.Map)
 		}
 		if ev.Kind == compiler.EvClear {
+			if !s.opts.Compat.CountKeepsZero() {
+				return false, s.l.DeleteAll(ms)
+			}
 			return false, s.l.ClearMap(ms)
 		}
 		return false, s.l.ZeroMap(ms)

@@ -69,6 +69,11 @@ func widenKey(t *types.Type, keepBool bool) *types.Type {
 	if t.Kind == types.Int && t.Size < 8 {
 		return types.IntType(8, t.Signed)
 	}
+	if t.Kind == types.Enum && t.Size < 8 {
+		w := *t // keeps its enumerators, for printing
+		w.Size, w.Align = 8, 0
+		return &w
+	}
 	if t.Kind == types.Bool && !keepBool {
 		return types.IntType(8, false)
 	}

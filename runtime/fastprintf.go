@@ -97,6 +97,9 @@ func compileFast(ev *compiler.Event) *fastFormat {
 		s.off = fd.Offset
 		switch t.Kind {
 		case types.Int, types.Bool:
+			if t.Kind == types.Bool && s.Verb == 's' {
+				return nil // true/false in bpftrace 0.26: the general path
+			}
 			switch t.Size {
 			case 1, 2, 4, 8:
 			default:

@@ -69,6 +69,9 @@ func TestFastPrintfMatchesPrinter(t *testing.T) {
 							format := "<%" + fl + w + pr + l + v + ">\n"
 							ev := &compiler.Event{Kind: compiler.EvPrintf, Format: format, Args: tupleOf(it)}
 							ff := compileFast(ev)
+							if ff == nil && it.Kind == types.Bool && v == "s" {
+								continue // true/false (bpftrace 0.26): the general path
+							}
 							if ff == nil {
 								t.Fatalf("%q on %v: not compiled", format, it)
 							}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"github.com/gotrace/gotrace/compat"
 	"os"
 	"strconv"
 	"strings"
@@ -38,6 +39,7 @@ func TestPrinterBootTime(t *testing.T) {
 func TestPrinterEmptyKeylessCount(t *testing.T) {
 	var buf bytes.Buffer
 	p := NewTextPrinter(&Output{w: &buf}, output.Text, nil, &compiler.Spec{})
+	p.P.Compat = compat.V017
 	count := &compiler.MapSpec{Name: "m_c", Type: ebpf.PerCPUHash, KeySize: 8, ValueSize: 8, PerCPU: true,
 		User: &lang.MapInfo{Name: "@c", Value: &types.Type{Kind: types.Count, Size: 8}}}
 	sum := &compiler.MapSpec{Name: "m_s", Type: ebpf.PerCPUHash, KeySize: 8, ValueSize: 8, PerCPU: true,

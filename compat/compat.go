@@ -101,3 +101,7 @@ func (v Version) AggregatesAsInts() bool { return v != V017 }
 // CountKeepsZero: in bpftrace 0.17 a count() map without keys that was
 // cleared or deleted still prints `@: 0` at exit; 0.26 prints nothing.
 func (v Version) CountKeepsZero() bool { return v == V017 }
+
+// DeleteReturnsBool: in bpftrace 0.26 delete() returns whether an element
+// was deleted (`if (delete(@m, k))`); in 0.17 it returns nothing.
+func (v Version) DeleteReturnsBool() bool { return v != V017 }

@@ -168,7 +168,18 @@ func (g *gen) mapDelete(n lang.Node, e *lang.MapExpr) error {
 	g.mapPtr(asm.R1, ms)
 	g.addr(asm.R2, key)
 	g.emit(asm.FnMapDeleteElem.Call())
-	return g.checkHelper(n, "map_delete_elem", false)
+	if err := g.checkHelper(n, "map_delete_elem", false); err != nil {
+		return err
+	}
+	if ex, ok := n.(lang.Expr); ok && ex.Type() != nil && ex.Type().Kind == types.Bool {
+		// bpftrace 0.26: delete() is true when it deleted an element.
+		l := g.label("deleted")
+		g.emit(asm.Mov.Reg(asm.R1, asm.R0), asm.Mov.Imm(asm.R0, 1), asm.JEq.Imm(asm.R1, 0, l), asm.Mov.Imm(asm.R0, 0))
+		g.place(l)
+		g.emit(asm.Mov.Reg(asm.R0, asm.R0))
+		g.SetResult(asm.R0)
+	}
+	return nil
 }
 
 // mapModify emits @m[k] OP= v (or ++/--): one lookup and an in-place

@@ -239,7 +239,7 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 	if row.Check == nil {
 		return types.NoneType
 	}
-	return row.Check(c, &stdlib.Call{Expr: e, Name: e.Name, Args: e.Args, Probe: c.probe})
+	return c.callResult026(e, row.Check(c, &stdlib.Call{Expr: e, Name: e.Name, Args: e.Args, Probe: c.probe}))
 }
 
 // quietCheck runs a row's rule with reporting off (to type a call whose

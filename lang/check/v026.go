@@ -37,3 +37,12 @@ func aggReadAsInt(m *lang.MapExpr) bool {
 	t := m.Type()
 	return m.Info.Value.Kind.IsAggregation() && t != nil && t.Kind == types.Int
 }
+
+// callResult026 adjusts a builtin's result type t to bpftrace 0.26:
+// delete() returns whether it deleted an element (a bool).
+func (c *checker) callResult026(e *lang.CallExpr, t *types.Type) *types.Type {
+	if e.Name == "delete" && t != nil && t.Kind == types.None && c.opts.Compat.DeleteReturnsBool() {
+		return types.BoolType
+	}
+	return t
+}

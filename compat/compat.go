@@ -105,3 +105,7 @@ func (v Version) CountKeepsZero() bool { return v == V017 }
 // DeleteReturnsBool: in bpftrace 0.26 delete() returns whether an element
 // was deleted (`if (delete(@m, k))`); in 0.17 it returns nothing.
 func (v Version) DeleteReturnsBool() bool { return v != V017 }
+
+// PidTid32: bpftrace 0.26's pid and tid are uint32, 0.17's uint64 (which
+// decides, e.g., what a variable first assigned pid may hold later).
+func (v Version) PidTid32() bool { return v != V017 }

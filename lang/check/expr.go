@@ -163,7 +163,7 @@ func (c *checker) builtinVar(e *lang.BuiltinExpr) *types.Type {
 	if row.Check == nil {
 		return types.InvalidType
 	}
-	return row.Check(c, &stdlib.Call{Expr: e, Name: e.Name, Probe: c.probe})
+	return c.builtinVar026(e.Name, row.Check(c, &stdlib.Call{Expr: e, Name: e.Name, Probe: c.probe}))
 }
 
 func (c *checker) ident(e *lang.IdentExpr) *types.Type {

@@ -46,3 +46,12 @@ func (c *checker) callResult026(e *lang.CallExpr, t *types.Type) *types.Type {
 	}
 	return t
 }
+
+// builtinVar026 adjusts a builtin variable's type t to bpftrace 0.26:
+// pid and tid are uint32 (bpftrace 0.22).
+func (c *checker) builtinVar026(name string, t *types.Type) *types.Type {
+	if (name == "pid" || name == "tid") && t != nil && t.Kind == types.Int && c.opts.Compat.PidTid32() {
+		return types.U32
+	}
+	return t
+}

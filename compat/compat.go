@@ -109,3 +109,7 @@ func (v Version) DeleteReturnsBool() bool { return v != V017 }
 // PidTid32: bpftrace 0.26's pid and tid are uint32, 0.17's uint64 (which
 // decides, e.g., what a variable first assigned pid may hold later).
 func (v Version) PidTid32() bool { return v != V017 }
+
+// VarAddress: bpftrace 0.26 takes the address of a variable, `&$a`; 0.17
+// refuses `&` ("The & operator is not supported").
+func (v Version) VarAddress() bool { return v != V017 }

@@ -422,6 +422,19 @@ func (g *gen) unary(e *lang.UnaryExpr) (asm.Register, error) {
 	case "*":
 		return g.readInt(e)
 	case "&":
+		if v, ok := e.X.(*lang.VarExpr); ok {
+			// &$a (bpftrace 0.26): the address of the variable's slot.
+			m, ok := g.vars[v.Info]
+			if !ok {
+				return 0, g.errorf(e, "variable %s used before it is defined", v.Name)
+			}
+			r, err := g.reg(e)
+			if err != nil {
+				return 0, err
+			}
+			g.addr(r, m)
+			return r, nil
+		}
 		if r, _, ok, err := g.kaddr(e.X); ok || err != nil {
 			return r, err
 		}

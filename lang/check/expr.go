@@ -500,6 +500,9 @@ func (c *checker) unary(e *lang.UnaryExpr) *types.Type {
 		c.errorf(e, "Can not dereference type '%s'", typeName(x))
 		return types.InvalidType
 	case "&":
+		if t := c.addrOf026(e, x); t != nil {
+			return t
+		}
 		c.errorf(e, "The & operator is not supported")
 		return types.InvalidType
 	}

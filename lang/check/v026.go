@@ -55,3 +55,13 @@ func (c *checker) builtinVar026(name string, t *types.Type) *types.Type {
 	}
 	return t
 }
+
+// addrOf026 types &$a, the address of a variable (bpftrace 0.26; a
+// pointer into the BPF stack, read back with the kernel helper), or
+// returns nil where 0.17 refuses `&`.
+func (c *checker) addrOf026(e *lang.UnaryExpr, x *types.Type) *types.Type {
+	if _, ok := e.X.(*lang.VarExpr); !ok || !c.opts.Compat.VarAddress() {
+		return nil
+	}
+	return &types.Type{Kind: types.Pointer, Size: 8, Elem: x, Space: types.AddrKernel}
+}

@@ -79,6 +79,12 @@ var cases = []compatCase{
 		v017:   "ERROR: Invalid condition in if(): none",
 	},
 	{
+		name:   "the address of a variable",
+		script: `BEGIN { $a = 41; $b = &$a; printf("%d %d\n", *$b + 1, $b != 0); exit(); }`,
+		v026:   "42 1\n",
+		v017:   "ERROR: The & operator is not supported",
+	},
+	{
 		name:   "dot on a struct pointer",
 		script: `BEGIN { printf("%d\n", curtask.pid == curtask->pid); exit(); }`,
 		v026:   "1\n",

@@ -133,6 +133,19 @@ func (g *gen) evalInt(e lang.Expr) (asm.Register, error) {
 		if t := e.Type(); t != nil && t.Kind == types.Bool {
 			return g.castBool(e)
 		}
+		if xt := e.X.Type(); xt != nil && xt.Kind == types.Array {
+			// (uint64)$array: the array's bytes as an integer.
+			m, err := g.evalMem(e.X)
+			if err != nil {
+				return 0, err
+			}
+			r, err := g.reg(e)
+			if err != nil {
+				return 0, err
+			}
+			g.loadReg(r, m, e.Type())
+			return r, nil
+		}
 		r, err := g.evalInt(e.X)
 		if err != nil {
 			return 0, err
@@ -676,6 +689,17 @@ func (g *gen) evalMem(e lang.Expr) (mem, error) {
 		g.emit(asm.Mov.Reg(asm.R0, asm.R0))
 		return m, nil
 	case *lang.CastExpr:
+		if xt := e.X.Type(); xt != nil && xt.IsInteger() && t.Kind == types.Array {
+			// (int8[8])12345: the integer's bytes as an array.
+			r, err := g.evalInt(e.X)
+			if err != nil {
+				return mem{}, err
+			}
+			m := g.allocMem(t.Size)
+			g.storeReg(m, r, t.Size)
+			g.free(r)
+			return m, nil
+		}
 		return g.evalMem(e.X)
 	case *lang.FieldExpr, *lang.IndexExpr, *lang.TupleIndexExpr, *lang.UnaryExpr:
 		return g.readMem(e)

@@ -745,6 +745,9 @@ func (c *checker) cast(e *lang.CastExpr) *types.Type {
 	if to.IsInvalid() || x.IsInvalid() {
 		return types.InvalidType
 	}
+	if t := c.castArray026(e, to, x); t != nil {
+		return t
+	}
 	switch to.Kind {
 	case types.Record:
 		c.errorf(e, "Cannot cast to struct type \"%s\"", to.Name)

@@ -65,3 +65,25 @@ func (c *checker) addrOf026(e *lang.UnaryExpr, x *types.Type) *types.Type {
 	}
 	return &types.Type{Kind: types.Pointer, Size: 8, Elem: x, Space: types.AddrKernel}
 }
+
+// castArray026 types the integer-array casts bpftrace 0.19 added and 0.26
+// has: (int8[])"str" and (int8[N])x with N inferred from []; a string or
+// an integer as an integer array of its size, and an integer array as an
+// integer of its size. nil: not such a cast.
+func (c *checker) castArray026(e *lang.CastExpr, to, x *types.Type) *types.Type {
+	if e.To != nil && e.To.ArrayLen == 0 && to.Kind == types.Int && to.Size > 0 {
+		if x.Size > 0 && x.Size%to.Size == 0 && (x.IsInteger() || x.Kind == types.String || x.Kind == types.Array) {
+			to = types.ArrayOf(to, x.Size/to.Size)
+			e.To.Resolved = to
+		}
+	}
+	switch {
+	case to.Kind == types.Array && to.Elem != nil && to.Elem.Kind == types.Int && x.Kind == types.String && x.Size == to.Size:
+		return to
+	case to.Kind == types.Array && to.Elem != nil && to.Elem.Kind == types.Int && x.IsInteger() && x.Size == to.Size:
+		return to
+	case to.Kind == types.Int && x.Kind == types.Array && x.Elem != nil && x.Elem.IsInteger() && x.Size == to.Size:
+		return to
+	}
+	return nil
+}

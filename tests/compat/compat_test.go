@@ -85,6 +85,13 @@ var cases = []compatCase{
 		v017:   "ERROR: The & operator is not supported",
 	},
 	{
+		// Added in bpftrace 0.19; accepted in both modes (new syntax).
+		name:   "casts between integers, strings and integer arrays",
+		script: `BEGIN { print((int8[])"hi"); printf("%x\n", ((int8[8])12345)[0]); $a = (uint8[2])(uint16)258; print($a); print((uint16)$a); exit(); }`,
+		v026:   "[104,105,0]\n39\n[2,1]\n258\n",
+		v017:   "[104,105,0]\n39\n[2,1]\n258\n",
+	},
+	{
 		name:   "dot on a struct pointer",
 		script: `BEGIN { printf("%d\n", curtask.pid == curtask->pid); exit(); }`,
 		v026:   "1\n",

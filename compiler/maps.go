@@ -19,10 +19,39 @@ func (g *gen) mapOf(e *lang.MapExpr) (*MapSpec, *mapLayout, error) {
 	if err != nil {
 		return nil, nil, g.errorf(e, "%v", err)
 	}
-	if len(e.Keys) != len(lay.parts) {
+	if len(e.Keys) != len(lay.parts) && !tupleKey(e, lay) {
 		return nil, nil, g.errorf(e, "map %s used with %d keys, declared with %d", e.Name, len(e.Keys), len(lay.parts))
 	}
 	return ms, lay, nil
+}
+
+// tupleKey reports whether e gives a map of several keys one tuple of
+// them, @m[$t] (bpftrace 0.26: @[(1, 2)] is @[1, 2]).
+func tupleKey(e *lang.MapExpr, lay *mapLayout) bool {
+	if len(e.Keys) != 1 || len(lay.parts) < 2 {
+		return false
+	}
+	t := e.Keys[0].Type()
+	return t != nil && t.Kind == types.Tuple && len(t.Fields) == len(lay.parts)
+}
+
+// keyExprs are e's key parts, a tuple key split into its elements.
+func keyExprs(e *lang.MapExpr, lay *mapLayout) []lang.Expr {
+	if !tupleKey(e, lay) {
+		return e.Keys
+	}
+	k := e.Keys[0]
+	if tup, ok := k.(*lang.TupleExpr); ok {
+		return tup.Elems
+	}
+	t := k.Type()
+	out := make([]lang.Expr, len(t.Fields))
+	for i, f := range t.Fields {
+		ix := &lang.TupleIndexExpr{Loc: lang.Loc(k.Span()), X: k, Index: i}
+		ix.SetType(f.Type)
+		out[i] = ix
+	}
+	return out
 }
 
 // buildKey writes the key of map access e (all parts but a hist bucket).
@@ -37,7 +66,7 @@ func (g *gen) buildKey(e *lang.MapExpr, lay *mapLayout) (mem, error) {
 		g.emit(stdlib.StImm(base, off, 0, size))
 		return km, nil
 	}
-	for i, k := range e.Keys {
+	for i, k := range keyExprs(e, lay) {
 		if err := g.storeValue(km.plus(lay.offs[i]), lay.parts[i], k); err != nil {
 			return mem{}, err
 		}

@@ -56,6 +56,14 @@ func (c *checker) mapAccess(m *lang.MapExpr, write bool) *mapState {
 	if bad {
 		return st
 	}
+	if len(parts) == 1 && parts[0].Kind == types.Tuple && c.opts.Compat.FlatTupleKeys() {
+		// bpftrace 0.26: @[(1, "a")] is @[1, "a"].
+		elems := parts[0].Fields
+		parts = make([]*types.Type, len(elems))
+		for i, f := range elems {
+			parts[i] = f.Type
+		}
+	}
 	for i, t := range parts {
 		parts[i] = widenKey(t, c.opts.Compat.BoolWords())
 	}

@@ -55,6 +55,12 @@ var cases = []compatCase{
 		v017:   "\n\n@[(1, 2)]: (3, 4)\n",
 	},
 	{
+		name:   "a tuple key is the keys",
+		script: `BEGIN { @[(1, "a")] = 1; @[2, "b"] = 2; $t = (3, "c"); @[$t] = 3; delete(@, (1, "a")); exit(); }`,
+		v026:   "\n\n@[2, b]: 2\n@[3, c]: 3\n",
+		v017:   "ERROR: Argument mismatch for @: trying to access with arguments:",
+	},
+	{
 		name:   "enums print by name",
 		script: `enum { ONE = 1, TWO = 2 }; BEGIN { @k[ONE, 7] = TWO; exit(); }`,
 		v026:   "\n\n@k[ONE, 7]: TWO\n",

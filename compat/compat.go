@@ -113,3 +113,8 @@ func (v Version) PidTid32() bool { return v != V017 }
 // VarAddress: bpftrace 0.26 takes the address of a variable, `&$a`; 0.17
 // refuses `&` ("The & operator is not supported").
 func (v Version) VarAddress() bool { return v != V017 }
+
+// BlockScopes: in bpftrace 0.26 a $variable belongs to the block that
+// first assigns it (using it after the block is "Undefined or undeclared
+// variable"); in 0.17 to the whole probe (changed in bpftrace 0.22).
+func (v Version) BlockScopes() bool { return v != V017 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
@@ -132,7 +133,7 @@ func TestConformancePrograms(t *testing.T) {
 				incs = append(incs, in.Path)
 			}
 			res := liveResolver{layout.New(layout.Options{CDecls: decls, Includes: incs})}
-			_, err = Check(prog, Options{Resolver: res, Params: params, Unsafe: strings.Contains(c.Cmd, "--unsafe")})
+			_, err = Check(prog, Options{Resolver: res, Params: params, Unsafe: strings.Contains(c.Cmd, "--unsafe"), Compat: compat.V017})
 			if err != nil {
 				if strings.Contains(err.Error(), "Can not resolve args of u") || strings.Contains(c.ID, "dwarf.") {
 					skipped++

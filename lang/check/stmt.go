@@ -418,7 +418,9 @@ func (c *checker) assignVar(s *lang.AssignStmt, v *lang.VarExpr, op string) {
 		eqSpan = s.Span()
 	}
 	if info == nil {
-		info = c.newVar(v.Name, rt, false)
+		// bpftrace 0.26: a variable lives in the block that first assigns
+		// it; 0.17: in the whole probe.
+		info = c.newVar(v.Name, rt, c.opts.Compat.BlockScopes())
 	} else if info.Type.IsInvalid() {
 		info.Type = rt
 	} else if !rt.IsInvalid() {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/lang"
 )
@@ -21,8 +22,8 @@ var bpftrace017Fails = map[string]struct{ why, err string }{
 	"runqlen.bt": {"struct cfs_rq has no field nr_running in this kernel", "nr_running"},
 }
 
-// Every tool the bpftrace package ships parses and checks against the
-// running kernel, as with bpftrace -d.
+// Every tool the bpftrace package (0.17) ships parses and checks against
+// the running kernel, as with bpftrace -d, under --compat 0.17.
 func TestBpftraceTools(t *testing.T) {
 	out, err := exec.Command("dpkg", "-L", "bpftrace").Output()
 	if err != nil {
@@ -83,6 +84,6 @@ func checkTool(path, text string) error {
 	for _, in := range prog.Includes {
 		incs = append(incs, in.Path)
 	}
-	_, err = Check(prog, Options{Resolver: layout.New(layout.Options{CDecls: decls, Includes: incs})})
+	_, err = Check(prog, Options{Resolver: layout.New(layout.Options{CDecls: decls, Includes: incs}), Compat: compat.V017})
 	return err
 }

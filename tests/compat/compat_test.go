@@ -85,6 +85,12 @@ var cases = []compatCase{
 		v017:   "ERROR: Invalid condition in if(): none",
 	},
 	{
+		name:   "variables are block scoped",
+		script: `BEGIN { if (1) { $x = 1; } printf("%d\n", $x); exit(); }`,
+		v026:   "ERROR: Undefined or undeclared variable: $x",
+		v017:   "1\n",
+	},
+	{
 		name:   "the address of a variable",
 		script: `BEGIN { $a = 41; $b = &$a; printf("%d %d\n", *$b + 1, $b != 0); exit(); }`,
 		v026:   "42 1\n",

@@ -93,6 +93,13 @@ func ParseFormat(s string) []FormatVerb {
 }
 
 // printsAsString reports whether values of t print as text (%s).
+// enumNames reports whether the checker prints enum values by name (bpftrace
+// 0.26, where printf's %s takes an enum; 0.22 added it).
+func enumNames(c Checker) bool {
+	e, ok := c.(interface{ EnumNames() bool })
+	return ok && e.EnumNames()
+}
+
 func printsAsString(t *types.Type) bool {
 	switch t.Kind {
 	case types.String, types.Ksym, types.Usym, types.Probe, types.Username, types.Stack,
@@ -130,7 +137,7 @@ func checkFormat(c Checker, call *Call, fn string, first int) {
 		got := ""
 		switch want {
 		case "string":
-			if !printsAsString(t) {
+			if !printsAsString(t) && !(t.Kind == types.Enum && enumNames(c)) {
 				got = KindOfValue(t)
 			}
 		case "buffer":

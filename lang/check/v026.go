@@ -87,3 +87,7 @@ func (c *checker) castArray026(e *lang.CastExpr, to, x *types.Type) *types.Type 
 	}
 	return nil
 }
+
+// EnumNames tells stdlib's printf rule that %s takes an enum (printed by
+// name, bpftrace 0.26).
+func (c *checker) EnumNames() bool { return c.opts.Compat.EnumNames() }

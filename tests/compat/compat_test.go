@@ -67,6 +67,12 @@ var cases = []compatCase{
 		v017:   "\n\n@k[1, 7]: 2\n",
 	},
 	{
+		name:   "printf %s of an enum",
+		script: `enum Foo { A, B, C = 7 }; BEGIN { printf("%-3s|%s|%s|%d\n", A, B, (enum Foo)5, C); exit(); }`,
+		v026:   "A  |B|5|7\n",
+		v017:   "ERROR: printf: %s specifier expects a value of type string (integer supplied)",
+	},
+	{
 		name:   "aggregations read as integers",
 		script: `BEGIN { @c = count(); @c = count(); @s = sum(5); @n = min(-3); @x = max(9); @v = avg(4); @v = avg(8); printf("%d %d %d %d %d\n", @c + 0, @s, @n, @x, @v); if (@c > 1) { printf("big\n"); } clear(@c); clear(@s); clear(@n); clear(@x); clear(@v); exit(); }`,
 		v026:   "2 5 -3 9 6\nbig\n",

@@ -118,3 +118,7 @@ func (v Version) VarAddress() bool { return v != V017 }
 // first assigns it (using it after the block is "Undefined or undeclared
 // variable"); in 0.17 to the whole probe (changed in bpftrace 0.22).
 func (v Version) BlockScopes() bool { return v != V017 }
+
+// TupleEquality: bpftrace 0.26 compares tuples with == and !=; 0.17
+// refuses it ("Type mismatch for '=='").
+func (v Version) TupleEquality() bool { return v != V017 }

@@ -497,6 +497,9 @@ func (g *gen) cond(e lang.Expr, label string, jumpIf bool) error {
 			if isString(e.X.Type()) || isString(e.Y.Type()) {
 				return g.strCompare(e, label, jumpIf)
 			}
+			if xt := e.X.Type(); xt != nil && xt.Kind == types.Tuple {
+				return g.tupleCompare(e, label, jumpIf)
+			}
 			return g.intCompare(e, label, jumpIf)
 		}
 	}

@@ -442,6 +442,8 @@ func (c *checker) binary(e *lang.BinaryExpr) *types.Type {
 			return c.truth(types.U64)
 		}
 		return opErr()
+	case x.Kind == types.Tuple && y.Kind == types.Tuple && (op == "==" || op == "!=") && c.tuplesCompare(x, y):
+		return types.BoolType
 	case x.Kind == types.Array && y.Kind == types.Array:
 		if (op == "==" || op == "!=") && types.Equal(x, y) {
 			return c.truth(types.U64)

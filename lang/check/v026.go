@@ -91,3 +91,10 @@ func (c *checker) castArray026(e *lang.CastExpr, to, x *types.Type) *types.Type 
 // EnumNames tells stdlib's printf rule that %s takes an enum (printed by
 // name, bpftrace 0.26).
 func (c *checker) EnumNames() bool { return c.opts.Compat.EnumNames() }
+
+// tuplesCompare reports whether tuples x and y may be compared with == and
+// != (bpftrace 0.26): the same shape, y storable as x (strings of any
+// length, integers of any width).
+func (c *checker) tuplesCompare(x, y *types.Type) bool {
+	return c.opts.Compat.TupleEquality() && len(x.Fields) == len(y.Fields) && assignable(x, y)
+}

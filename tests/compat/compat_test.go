@@ -67,6 +67,12 @@ var cases = []compatCase{
 		v017:   "\n\n@k[1, 7]: 2\n",
 	},
 	{
+		name:   "tuples compare with == and !=",
+		script: `BEGIN { $a = (1, "hello"); printf("%d %d %d\n", $a == (1, "hello"), $a == (1, "hell"), $a != (2, "hello")); exit(); }`,
+		v026:   "1 0 1\n",
+		v017:   "ERROR: Type mismatch for '=='",
+	},
+	{
 		name:   "printf %s of an enum",
 		script: `enum Foo { A, B, C = 7 }; BEGIN { printf("%-3s|%s|%s|%d\n", A, B, (enum Foo)5, C); exit(); }`,
 		v026:   "A  |B|5|7\n",

@@ -6,24 +6,94 @@ import (
 	"os"
 	"os/exec"
 	goruntime "runtime"
+	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// childProc is the -c command. It is started under ptrace so that it stops
-// right after execve, before its first instruction; release detaches and
-// lets it run once every probe is attached (uprobes on it included).
+// childProc is the -c command. As in bpftrace, it is started stopped
+// *before* its execve: a copy of this program (the exec stub, below) waits
+// on a pipe and only then execs the command, so probes on execve and
+// sched_process_exec see the command's own exec, and uprobes on the command
+// are in place before its first instruction. release closes the pipe's
+// write end once every probe is attached.
 type childProc struct {
 	cmd      *exec.Cmd
 	pid      int
 	done     chan struct{}
+	gate     *os.File // the pipe's write end; nil once released
 	released bool
 }
 
-// lockThread pins the calling goroutine to its OS thread: ptrace requests
-// must come from the thread that became the tracer.
+// stubEnv marks the exec stub: a copy of this program started with fd 3 a
+// socket to gotrace and fd 4 a pipe carrying the command's environment
+// (NUL-separated). The stub runs with asynchronous preemption and the GC
+// off: the Go runtime's preemption signals cost a getpid each, which a
+// probe on the command's pid would count.
+const stubEnv = "GOTRACE_INTERNAL_EXEC_STUB"
+
+// The exec stub runs as early as package initialisation allows: before
+// main, before any flag parsing.
+func init() {
+	if _, ok := os.LookupEnv(stubEnv); ok {
+		execStub()
+	}
+}
+
+// execStub reads the command's environment, tells gotrace it is ready (one
+// byte on fd 3), waits for the go-ahead (one byte back) and execs
+// os.Args[1] with the arguments os.Args[2:] (argv[0] included). If the
+// socket closes first (gotrace died, or gave up before attaching), the
+// command is not run.
+func execStub() {
+	const sock, envFD = 3, 4
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "gotrace: bad exec stub invocation")
+		os.Exit(127)
+	}
+	var env []byte
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(envFD, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if n <= 0 {
+			break
+		}
+		env = append(env, buf[:n]...)
+	}
+	unix.Close(envFD)
+	var envv []string
+	for _, kv := range strings.Split(string(env), "\x00") {
+		if kv != "" {
+			envv = append(envv, kv)
+		}
+	}
+	b := []byte{'r'}
+	if n, _ := unix.Write(sock, b); n != 1 {
+		os.Exit(127)
+	}
+	for {
+		n, err := unix.Read(sock, b)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if n != 1 {
+			os.Exit(127) // not released: do not run the command
+		}
+		break
+	}
+	unix.Close(sock)
+	err := unix.Exec(os.Args[1], os.Args[2:], envv)
+	fmt.Fprintf(os.Stderr, "ERROR: failed to run command %q: %v\n", os.Args[2], err)
+	os.Exit(127)
+}
+
+// lockThread pins the calling goroutine to its OS thread: a parent-death
+// signal of the child is tied to the thread that started it.
 func lockThread() func() {
 	goruntime.LockOSThread()
 	return goruntime.UnlockOSThread
@@ -34,75 +104,90 @@ func startStopped(argv []string) (*childProc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ERROR: failed to run command %q: %w", argv[0], err)
 	}
-	cmd := exec.Command(path, argv[1:]...)
-	cmd.Args = argv
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
-	if err := cmd.Start(); err != nil {
+	if !strings.Contains(path, "/") {
+		path = "./" + path
+	}
+	fail := func(err error) (*childProc, error) {
 		return nil, fmt.Errorf("ERROR: failed to run command %q: %w", argv[0], err)
 	}
-	c := &childProc{cmd: cmd, pid: cmd.Process.Pid, done: make(chan struct{})}
-	// Wait for the SIGTRAP stop that follows a traced execve.
-	var ws unix.WaitStatus
-	for {
-		_, err := unix.Wait4(c.pid, &ws, 0, nil)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			c.kill()
-			return nil, fmt.Errorf("wait for command %q to start: %w", argv[0], err)
-		}
-		break
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fail(err)
 	}
-	if !ws.Stopped() {
+	ours, theirs := os.NewFile(uintptr(fds[0]), "exec-stub"), os.NewFile(uintptr(fds[1]), "exec-stub")
+	er, ew, err := os.Pipe()
+	if err != nil {
+		ours.Close()
+		theirs.Close()
+		return fail(err)
+	}
+	// /proc/self/exe: this very binary, even if its file was replaced.
+	cmd := exec.Command("/proc/self/exe", append([]string{path}, argv...)...)
+	cmd.Env = append(os.Environ(), stubEnv+"=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1")
+	cmd.ExtraFiles = []*os.File{theirs, er}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err = cmd.Start()
+	theirs.Close()
+	er.Close()
+	if err != nil {
+		ours.Close()
+		ew.Close()
+		return fail(err)
+	}
+	go func() {
+		// The command's environment: exactly ours.
+		ew.Write([]byte(strings.Join(os.Environ(), "\x00")))
+		ew.Close()
+	}()
+	c := &childProc{cmd: cmd, pid: cmd.Process.Pid, done: make(chan struct{}), gate: ours}
+	go func() {
+		cmd.Wait()
 		close(c.done)
+	}()
+	// Wait until the stub waits: its start-up is not the command's.
+	var b [1]byte
+	if n, _ := ours.Read(b[:]); n != 1 {
+		c.kill()
 		return nil, fmt.Errorf("command %q exited before it could be traced", argv[0])
 	}
 	return c, nil
 }
 
-// release lets the stopped child run and starts waiting for its exit.
+// release lets the waiting child exec the command.
 func (c *childProc) release() error {
-	if err := unix.PtraceDetach(c.pid); err != nil {
+	select {
+	case <-c.done:
+		return fmt.Errorf("command %q exited before it could be started", c.cmd.Args[0])
+	default:
+	}
+	_, err := c.gate.Write([]byte{1})
+	c.gate.Close()
+	c.gate = nil
+	if err != nil {
 		return fmt.Errorf("start command: %w", err)
 	}
 	c.released = true
-	go func() {
-		c.cmd.Wait()
-		close(c.done)
-	}()
 	return nil
 }
 
 // kill ends the child if it still runs (we started it; it must not outlive
 // us) and reaps it.
 func (c *childProc) kill() {
+	if c.gate != nil {
+		// Not released: closing the pipe alone ends the stub.
+		c.gate.Close()
+		c.gate = nil
+	}
 	select {
 	case <-c.done:
 		return
 	default:
 	}
 	c.cmd.Process.Signal(syscall.SIGKILL)
-	if c.released {
-		select {
-		case <-c.done:
-		case <-time.After(5 * time.Second):
-		}
-		return
+	select {
+	case <-c.done:
+	case <-time.After(5 * time.Second):
 	}
-	// Still traced and stopped: SIGKILL ends it; reap it here.
-	var ws unix.WaitStatus
-	for {
-		_, err := unix.Wait4(c.pid, &ws, 0, nil)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || ws.Exited() || ws.Signaled() {
-			break
-		}
-	}
-	close(c.done)
 }
 
 // watchPID closes the returned channel when process pid exits (or stop is

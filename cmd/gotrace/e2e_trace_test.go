@@ -315,3 +315,18 @@ func checkBoth(t *testing.T, flags []string, script, want string) {
 		t.Errorf("test bug: bpftrace %q output is not the expected one:\n%s", flags, diffText(want, r.bpftrace.Stdout))
 	}
 }
+
+// TestCommandOwnExec: -c starts the command stopped before its execve, so
+// probes on execve and sched_process_exec see the command's own exec, as
+// in bpftrace (which gets the same output).
+func TestCommandOwnExec(t *testing.T) {
+	requireTracing(t)
+	bt := requireBpftrace(t)
+	script := `tracepoint:syscalls:sys_enter_execve /pid == cpid/ { printf("execve %s\n", str(args->filename)); }
+tracepoint:sched:sched_process_exec /pid == cpid/ { printf("exec %s\n", comm); }`
+	want := "execve /usr/bin/true\nexec true\n\n\n"
+	r := runCommand(t, script, "/usr/bin/true")
+	expectOutput(t, "gotrace stdout", body(r.Stdout), want)
+	b := testkit.RunBounded(t, 30*time.Second, exec.Command(bt, "-c", "/usr/bin/true", "-e", script))
+	expectOutput(t, "bpftrace stdout", body(b.Stdout), want)
+}

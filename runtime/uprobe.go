@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/runtime/sym"
 )
 
 // uprobeProvider attaches uprobe:/uretprobe: PATH|LIB:SYMBOL[+OFF],
@@ -81,11 +82,20 @@ func elfFuncs(path string) ([]elfFunc, error) {
 			}
 		}
 	}
-	if syms, err := f.Symbols(); err == nil {
-		add(syms)
-	}
+	syms, errSym := f.Symbols()
+	add(syms)
 	if syms, err := f.DynamicSymbols(); err == nil {
 		add(syms)
+	}
+	if errSym != nil {
+		// Stripped: a separate debug file (a -dbg package's, a
+		// debuglink's) has the local functions too.
+		if dbg, _ := sym.OpenDebug(f, path); dbg != nil {
+			if syms, err := dbg.Symbols(); err == nil {
+				add(syms)
+			}
+			dbg.Close()
+		}
 	}
 	out := make([]elfFunc, 0, len(seen))
 	for _, s := range seen {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/gotrace/gotrace/lang/types"
+	"github.com/gotrace/gotrace/runtime/sym"
 )
 
 // Param is one parameter of a user function, from the binary's DWARF.
@@ -63,8 +64,18 @@ func openDWARF(path string) *dwarfFile {
 	}
 	defer ef.Close()
 	if ef.Section(".debug_info") == nil {
-		f.err = fmt.Errorf("no debug information for %s (not built with -g)", path)
-		return f
+		// Stripped, or its debug information installed apart (a -dbg
+		// package, a .gnu_debuglink file, a debuginfod cache).
+		dbg, _ := sym.OpenDebug(ef, path)
+		if dbg == nil || dbg.Section(".debug_info") == nil {
+			if dbg != nil {
+				dbg.Close()
+			}
+			f.err = fmt.Errorf("no debug information for %s (no .debug_info section, and no separate debug file under /usr/lib/debug, by .gnu_debuglink or in a debuginfod cache)", path)
+			return f
+		}
+		defer dbg.Close()
+		ef = dbg
 	}
 	d, err := ef.DWARF()
 	if err != nil {

@@ -26,6 +26,7 @@ const (
 	SDT      Capability = "sys/sdt.h"    // systemtap-sdt-dev, for the usdt helper
 	Bpftrace Capability = "bpftrace"     // bpftrace runs, for side-by-side tests
 	Go       Capability = "go toolchain" // go builds cmd/gotrace
+	LibcDbg  Capability = "libc6-dbg"    // libc's separate debug information
 )
 
 var (
@@ -103,6 +104,12 @@ func probe(c Capability) error {
 	case Go:
 		_, err := goTool()
 		return err
+	case LibcDbg:
+		out, err := exec.Command("dpkg-query", "-W", "-f=${Status}", "libc6-dbg").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "installed") {
+			return fmt.Errorf("libc6-dbg is not installed (apt-get install libc6-dbg): %s", strings.TrimSpace(string(out)))
+		}
+		return nil
 	}
 	return fmt.Errorf("unknown capability %q", string(c))
 }

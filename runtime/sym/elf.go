@@ -3,12 +3,10 @@ package sym
 import (
 	"debug/elf"
 	"debug/gosym"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -122,7 +120,7 @@ func parseELF(r io.ReaderAt, name string) (*elfObj, error) {
 		syms = o.appendSyms(syms, dyn)
 	}
 	if errors.Is(errSym, elf.ErrNoSymbols) {
-		if dbg := debugFile(f, name); dbg != nil {
+		if dbg, _ := debugFile(f, name); dbg != nil {
 			if s, err := dbg.Symbols(); err == nil {
 				syms = o.appendSyms(syms, s)
 			}
@@ -272,44 +270,6 @@ func lookupSorted(syms []Symbol, vaddr uint64) (*Symbol, bool) {
 		}
 	}
 	return nil, false
-}
-
-// debugFile opens the separate debug-info file of f, if one is installed:
-// /usr/lib/debug/.build-id/xx/yyyy.debug, then the .gnu_debuglink name next
-// to the binary, in its .debug directory or under /usr/lib/debug.
-func debugFile(f *elf.File, name string) *elf.File {
-	var cands []string
-	if s := f.Section(".note.gnu.build-id"); s != nil {
-		if data, err := s.Data(); err == nil && len(data) > 16 {
-			// Elf_Nhdr: namesz, descsz, type (4 bytes each), "GNU\0", desc.
-			namesz := int(f.ByteOrder.Uint32(data[0:4]))
-			descsz := int(f.ByteOrder.Uint32(data[4:8]))
-			off := 12 + (namesz+3)&^3
-			if descsz > 1 && off+descsz <= len(data) {
-				id := hex.EncodeToString(data[off : off+descsz])
-				cands = append(cands, "/usr/lib/debug/.build-id/"+id[:2]+"/"+id[2:]+".debug")
-			}
-		}
-	}
-	if s := f.Section(".gnu_debuglink"); s != nil {
-		if data, err := s.Data(); err == nil {
-			if i := strings.IndexByte(string(data), 0); i > 0 {
-				link := string(data[:i])
-				dir := filepath.Dir(name)
-				cands = append(cands, filepath.Join(dir, link), filepath.Join(dir, ".debug", link),
-					filepath.Join("/usr/lib/debug", dir, link))
-			}
-		}
-	}
-	for _, c := range cands {
-		if c == name {
-			continue
-		}
-		if d, err := elf.Open(c); err == nil {
-			return d
-		}
-	}
-	return nil
 }
 
 // Symbols lists the defined symbols of the ELF file at path, one per name

@@ -1,0 +1,125 @@
+package sym
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Separate debug information, as gdb, bcc and bpftrace find it: Debian's
+// -dbg/-dbgsym packages install /usr/lib/debug/.build-id/xx/yyyy.debug,
+// `objcopy --add-gnu-debuglink` names a file in .gnu_debuglink (looked for
+// next to the binary, in its .debug directory and under /usr/lib/debug),
+// and debuginfod clients cache BUILDID/debuginfo.
+
+// BuildID is the GNU build ID of f in hex, or "".
+func BuildID(f *elf.File) string {
+	s := f.Section(".note.gnu.build-id")
+	if s == nil {
+		return ""
+	}
+	data, err := s.Data()
+	if err != nil || len(data) <= 16 {
+		return ""
+	}
+	// Elf_Nhdr: namesz, descsz, type (4 bytes each), "GNU\0", desc.
+	namesz := int(f.ByteOrder.Uint32(data[0:4]))
+	descsz := int(f.ByteOrder.Uint32(data[4:8]))
+	off := 12 + (namesz+3)&^3
+	if descsz < 2 || off+descsz > len(data) {
+		return ""
+	}
+	return hex.EncodeToString(data[off : off+descsz])
+}
+
+// debugRoot is where debug files are installed (a variable for tests).
+var debugRoot = "/usr/lib/debug"
+
+// debugCandidates lists where the debug file of f (at name) may be, best
+// first.
+func debugCandidates(f *elf.File, name string) []string {
+	var cands []string
+	if id := BuildID(f); id != "" {
+		cands = append(cands, filepath.Join(debugRoot, ".build-id", id[:2], id[2:]+".debug"))
+		for _, dir := range debuginfodCaches() {
+			cands = append(cands, filepath.Join(dir, id, "debuginfo"))
+		}
+	}
+	if s := f.Section(".gnu_debuglink"); s != nil {
+		if data, err := s.Data(); err == nil {
+			if i := bytes.IndexByte(data, 0); i > 0 {
+				link := string(data[:i])
+				dir := filepath.Dir(name)
+				if real, err := filepath.EvalSymlinks(name); err == nil {
+					dir = filepath.Dir(real)
+				}
+				cands = append(cands, filepath.Join(dir, link), filepath.Join(dir, ".debug", link),
+					filepath.Join(debugRoot, dir, link))
+			}
+		}
+	}
+	return cands
+}
+
+// debuginfodCaches are the cache directories of debuginfod clients.
+func debuginfodCaches() []string {
+	var dirs []string
+	if d := os.Getenv("DEBUGINFOD_CACHE_PATH"); d != "" {
+		dirs = append(dirs, d)
+	}
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		dirs = append(dirs, filepath.Join(d, "debuginfod_client"))
+	}
+	if d, err := os.UserHomeDir(); err == nil {
+		dirs = append(dirs, filepath.Join(d, ".cache", "debuginfod_client"))
+	}
+	if sudo := os.Getenv("SUDO_USER"); sudo != "" && !strings.ContainsAny(sudo, "/.") {
+		dirs = append(dirs, filepath.Join("/home", sudo, ".cache", "debuginfod_client"))
+	}
+	return dirs
+}
+
+// debugFile opens the separate debug-info file of f (at name), if one is
+// installed. A file found by debuglink whose build ID differs from f's is
+// another build's and is skipped.
+func debugFile(f *elf.File, name string) (*elf.File, string) {
+	id := BuildID(f)
+	abs, _ := filepath.Abs(name)
+	for _, c := range debugCandidates(f, name) {
+		if c == name || c == abs {
+			continue
+		}
+		d, err := elf.Open(c)
+		if err != nil {
+			continue
+		}
+		if did := BuildID(d); id != "" && did != "" && did != id {
+			d.Close()
+			continue
+		}
+		return d, c
+	}
+	return nil, ""
+}
+
+// DebugFile returns the path of the separate debug-info file of the ELF
+// file at path, or "" when there is none.
+func DebugFile(path string) string {
+	f, err := elf.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	d, p := debugFile(f, path)
+	if d != nil {
+		d.Close()
+	}
+	return p
+}
+
+// OpenDebug opens the separate debug-info file of the ELF file f at path;
+// the caller closes it. nil when there is none.
+func OpenDebug(f *elf.File, path string) (*elf.File, string) { return debugFile(f, path) }

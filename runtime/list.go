@@ -222,8 +222,9 @@ func listUprobeFuncs(w io.Writer, prov, path, shown, fn string, verbose bool) er
 			continue
 		}
 		if f.ifunc {
-			// Marked: probing it by name is refused (ifuncError).
-			fmt.Fprintf(w, "%s:%s:%s (ifunc)\n", prov, shown, f.name)
+			// Probed by name as bpftrace lists it (a warning says where
+			// the probe goes); no parameters: the resolver has none.
+			fmt.Fprintf(w, "%s:%s:%s\n", prov, shown, f.name)
 			continue
 		}
 		fmt.Fprintf(w, "%s:%s:%s\n", prov, shown, f.name)

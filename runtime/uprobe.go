@@ -174,16 +174,21 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 				return nil, &lang.HintError{Msg: fmt.Sprintf("could not resolve symbol: %s:%s", path, ap.Func), Hint: lang.Suggest(ap.Func, names)}
 			}
 			fn := funcs[i]
+			resolved := false
 			if fn.ifunc {
-				impl, err := resolveIFUNC(path, fn.addr, env.PID)
-				if err != nil {
-					return nil, fmt.Errorf("%w (cannot find its implementation: %v)", ifuncError(ap, path, funcs), err)
-				}
-				fn.addr, fn.size = impl, 0
-				for _, g := range funcs { // its implementation's size, when named
-					if g.addr == impl && !g.ifunc {
-						fn.size = g.size
+				// The implementation this machine runs, when a process
+				// shows it (an IRELATIVE slot of the library's own);
+				// else, as bpftrace, the resolver itself, with a warning.
+				if impl, err := resolveIFUNC(path, fn.addr, env.PID); err == nil {
+					resolved = true
+					fn.addr, fn.size = impl, 0
+					for _, g := range funcs { // its implementation's size, when named
+						if g.addr == impl && !g.ifunc {
+							fn.size = g.size
+						}
 					}
+				} else if env.Warn != nil {
+					env.Warn(ifuncWarning(ap, path, fn, funcs))
 				}
 			}
 			if ap.Offset < 0 || (fn.size > 0 && uint64(ap.Offset) >= fn.size) {
@@ -198,7 +203,7 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 				return nil, err
 			}
 			pr := &Probe{Name: name, Target: path, Func: ap.Func, Addr: off}
-			if funcs[i].ifunc {
+			if resolved {
 				pr.Note = fmt.Sprintf("%s is an IFUNC, which the dynamic linker resolves on this machine to the code at 0x%x", ap.Func, fn.addr)
 				for _, g := range funcs {
 					if g.addr == fn.addr && !g.ifunc {
@@ -230,31 +235,39 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 	return out, nil
 }
 
-// ifuncError explains why an IFUNC cannot be probed by name (when its
-// resolution could not be read: resolveIFUNC), with the
-// implementations the symbol table names after it (glibc's __strcmp_avx2
-// for strcmp): the dynamic linker picks one at run time, by CPU.
-func ifuncError(ap *lang.AttachPoint, path string, funcs []elfFunc) error {
+// ifuncImpls lists the implementations the symbol table names for the
+// IFUNC fn (glibc's __strcmp_avx2 for strcmp, time_syscall for time): the
+// dynamic linker picks one at run time, by CPU.
+func ifuncImpls(fn elfFunc, funcs []elfFunc) []string {
 	var cands []string
 	for _, f := range funcs {
-		if f.ifunc || f.name == ap.Func {
+		if f.ifunc || f.name == fn.name || f.addr == fn.addr || strings.Contains(f.name, ".") {
 			continue
 		}
-		base := strings.TrimLeft(f.name, "_")
-		if strings.HasPrefix(base, ap.Func+"_") {
+		if strings.HasPrefix(strings.TrimLeft(f.name, "_"), strings.TrimLeft(fn.name, "_")+"_") {
 			cands = append(cands, f.name)
 		}
 	}
-	hint := "e.g. __" + ap.Func + "_avx2; none is named in the symbol table of " + path + ", whose debug symbols may have them"
-	if len(cands) > 0 {
+	return cands
+}
+
+// ifuncWarning is the one line said when a probe goes on an IFUNC's
+// resolver, which runs once per process, not on each call.
+func ifuncWarning(ap *lang.AttachPoint, path string, fn elfFunc, funcs []elfFunc) string {
+	impls := ifuncImpls(fn, funcs)
+	var which string
+	switch {
+	case len(impls) == 0:
+		which = fmt.Sprintf("%s names none of its implementations (its debug symbols would: a -dbg package)", filepath.Base(path))
+	default:
 		const max = 8
-		if len(cands) > max {
-			cands = append(cands[:max:max], fmt.Sprintf("and %d more", len(cands)-max))
+		if len(impls) > max {
+			impls = append(impls[:max:max], fmt.Sprintf("and %d more", len(impls)-max))
 		}
-		hint = strings.Join(cands, ", ")
+		which = fmt.Sprintf("probe one of its implementations in %s instead: %s", filepath.Base(path), strings.Join(impls, ", "))
 	}
-	return fmt.Errorf("%s: %s is an IFUNC (resolved at run time by the dynamic linker); probe one of its implementations instead (%s)",
-		apName(ap), ap.Func, hint)
+	return fmt.Sprintf("%s: %s is an IFUNC: the probe is on its resolver, which runs once per process, not on each call; %s",
+		apName(ap), fn.name, which)
 }
 
 // bareError is an attach error bpftrace prints as a bare "ERROR: msg"

@@ -84,4 +84,16 @@ func TestLibcDebugPackage(t *testing.T) {
 	if r.ExitCode != 0 || !strings.Contains(r.Stdout, "hit 1\n") {
 		t.Errorf("gotrace exited %d; stdout:\n%s\nstderr:\n%s", r.ExitCode, r.Stdout, r.Stderr)
 	}
+	// libc's time is an IFUNC libc never calls itself: probed, as in
+	// bpftrace, on its resolver, with one warning naming the
+	// implementation the debug symbols have.
+	r = gt(t, 60*time.Second, "-e", "uprobe:libc:time { @ = count(); }", "-c", "/usr/bin/true")
+	warn := "WARNING: uprobe:libc:time: time is an IFUNC: the probe is on its resolver, which runs once per process, not on each call; probe one of its implementations in libc.so.6 instead: time_syscall\n"
+	if r.ExitCode != 0 || !strings.Contains(r.Stderr, warn) || strings.Count(r.Stderr, "WARNING") != 1 {
+		t.Errorf("gotrace exited %d; stderr:\n%s\nwant the one warning %q", r.ExitCode, r.Stderr, warn)
+	}
+	b = testkit.RunBounded(t, 60*time.Second, exec.Command(bt, "-e", "uprobe:libc:time { @ = count(); }", "-c", "/usr/bin/true"))
+	if b.ExitCode != 0 {
+		t.Errorf("bpftrace exited %d: %s", b.ExitCode, b.Stderr)
+	}
 }

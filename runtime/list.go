@@ -3,6 +3,7 @@ package runtime
 import (
 	"bufio"
 	"fmt"
+	"github.com/gotrace/gotrace/internal/priv"
 	"io"
 	"os"
 	"path/filepath"
@@ -59,6 +60,14 @@ func ListWith(w io.Writer, o ListOptions) error {
 			return prov == kind
 		}
 		return glob(prov, kind)
+	}
+	if want("tracepoint") {
+		// Not root: say so before anything is listed.
+		for _, d := range priv.TracefsDirs {
+			if err := priv.TracefsError(d); err != nil {
+				return err
+			}
+		}
 	}
 	match := func(full string) bool {
 		if !hasProv {

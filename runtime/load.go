@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"github.com/gotrace/gotrace/internal/priv"
 	"os"
 	"regexp"
 	"sort"
@@ -55,6 +56,11 @@ type LoadOptions struct {
 func LoadWith(spec *compiler.Spec, opts LoadOptions) (*Loaded, error) {
 	if spec == nil {
 		return nil, errors.New("load: no program")
+	}
+	// Not root: one line naming what is missing, rather than the first
+	// system call that fails.
+	if err := priv.CheckTrace(); err != nil {
+		return nil, err
 	}
 	// Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK.
 	if err := rlimit.RemoveMemlock(); err != nil {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"bufio"
 	"fmt"
+	"github.com/gotrace/gotrace/internal/priv"
 	"os"
 	"path/filepath"
 	"sort"
@@ -28,6 +29,12 @@ func tracefsDir() (string, error) {
 		for _, d := range []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"} {
 			if _, err := os.Stat(filepath.Join(d, "available_events")); err == nil {
 				tracefsPath = d
+				return
+			}
+		}
+		for _, d := range []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"} {
+			if err := priv.TracefsError(d); err != nil {
+				tracefsErr = err // there, but root's
 				return
 			}
 		}

@@ -272,3 +272,67 @@ func TestInfoFlags(t *testing.T) {
 		expectOutput(t, "-o file", string(b), "to file\n\n\n@: 3\n")
 	})
 }
+
+// nobodyCopy copies gotrace where uid 65534 can run it (the build dir may
+// be private to root).
+func nobodyCopy(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "gotrace-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "gotrace")
+	if err := exec.Command("cp", testkit.Gotrace(t), bin).Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// TestNotRoot: run as uid 65534 (setpriv), tracing and -l of tracepoints
+// fail with one line naming the missing privilege and how to get it, where
+// bpftrace says only that it needs root; with CAP_BPF + CAP_PERFMON (and no
+// root) a BEGIN probe runs.
+func TestNotRoot(t *testing.T) {
+	testkit.Require(t, testkit.Root, testkit.BPF, testkit.Tracefs, testkit.Go)
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("no setpriv (util-linux)")
+	}
+	bin := nobodyCopy(t)
+	nobody := []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}
+	run := func(pre []string, args ...string) testkit.Result {
+		t.Helper()
+		a := append(append(append([]string{}, pre...), bin), args...)
+		r := testkit.RunBounded(t, 30*time.Second, exec.Command(a[0], a[1:]...))
+		checkNoPanic(t, r)
+		return r
+	}
+	oneLine := func(what string, r testkit.Result, want ...string) {
+		t.Helper()
+		if r.ExitCode != 1 || strings.Count(r.Stderr, "\n") != 1 || !strings.HasPrefix(r.Stderr, "ERROR: ") || r.Stdout != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q: want exit 1 and one ERROR line", what, r.ExitCode, r.Stdout, r.Stderr)
+		}
+		for _, w := range want {
+			if !strings.Contains(r.Stderr, w) {
+				t.Errorf("%s: stderr %q lacks %q", what, r.Stderr, w)
+			}
+		}
+	}
+	oneLine("run", run(nobody, "-e", "BEGIN { exit(); }"),
+		"ERROR: tracing needs root, or CAP_BPF + CAP_PERFMON", "uid 65534", "sudo setcap cap_bpf,cap_perfmon", "=ep "+bin)
+	oneLine("-l", run(nobody, "-l", "tracepoint:syscalls:sys_enter_open*"),
+		"tracefs", "CAP_DAC_READ_SEARCH", "uid 65534", "sudo setcap cap_dac_read_search=ep "+bin)
+	caps := append(append([]string{}, nobody...), "--inh-caps=+bpf,+perfmon", "--ambient-caps=+bpf,+perfmon")
+	if r := run(caps, "-e", `BEGIN { printf("hi\n"); exit(); }`); r.ExitCode != 0 || body(r.Stdout) != "hi\n\n\n" && body(r.Stdout) != "hi\n" {
+		t.Errorf("with CAP_BPF + CAP_PERFMON: exit %d, stdout %q, stderr %q", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	if testkit.Check(testkit.Bpftrace) == nil {
+		b := testkit.RunBounded(t, 30*time.Second, exec.Command(nobody[0], append(nobody[1:], "bpftrace", "-e", "BEGIN { exit(); }")...))
+		if b.ExitCode == 0 || !strings.Contains(b.Stderr, "root") {
+			t.Errorf("bpftrace as uid 65534: exit %d, stderr %q", b.ExitCode, b.Stderr)
+		}
+	}
+}

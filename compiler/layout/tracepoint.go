@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/gotrace/gotrace/internal/priv"
 	"os"
 	"path"
 	"path/filepath"
@@ -29,6 +30,12 @@ func TracefsDir() (string, error) {
 		for _, d := range []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"} {
 			if fileExists(filepath.Join(d, "available_events")) {
 				tracefsDir = d
+				return
+			}
+		}
+		for _, d := range []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"} {
+			if err := priv.TracefsError(d); err != nil {
+				tracefsErr = err // there, but root's
 				return
 			}
 		}

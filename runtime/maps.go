@@ -169,9 +169,12 @@ func (l *Loaded) ClearMap(ms *compiler.MapSpec) error {
 	if ms.Type == ebpf.Array || ms.Type == ebpf.PerCPUArray {
 		return l.ZeroMap(ms)
 	}
-	if u := ms.User; u != nil && len(u.KeyParts) == 0 && u.Value != nil && u.Value.Kind.IsAggregation() {
+	if u := ms.User; u != nil && len(u.KeyParts) == 0 && u.Value != nil && u.Value.Kind.IsAggregation() &&
+		u.Value.Kind != types.Hist && u.Value.Kind != types.Lhist {
 		// bpftrace keeps a cleared key-less aggregation as its zero value
-		// (`@: 0`), while a cleared key-less scalar disappears.
+		// (`@: 0`), while a cleared key-less scalar disappears. A hist's
+		// entries are its buckets: cleared, it has none and prints
+		// nothing (zero(@h) keeps them: a header without bars).
 		return l.ZeroMap(ms)
 	}
 	return l.DeleteAll(ms)

@@ -118,6 +118,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	printer.Unsafe = c.unsafe
 	printer.P.Compat = c.compat
 	printer.P.Notices = stderr
+	if c.output != "" {
+		printer.P.ExitGap = stdout // as bpftrace: not into the file
+	}
 	opts := runtime.Options{
 		Printer: printer,
 		Stdout:  out,

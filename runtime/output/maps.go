@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -35,7 +36,11 @@ type MapData struct {
 // ExitMaps prints the maps as bpftrace does when the script ends: two
 // newlines, then every map in name order.
 func (p *Printer) ExitMaps(maps []MapData) error {
-	if err := p.write("\n\n"); err != nil {
+	if p.ExitGap != nil {
+		if _, err := io.WriteString(p.ExitGap, "\n\n"); err != nil {
+			return fmt.Errorf("write output: %w", err)
+		}
+	} else if err := p.write("\n\n"); err != nil {
 		return err
 	}
 	sorted := append([]MapData(nil), maps...)

@@ -96,6 +96,10 @@ type Printer struct {
 	// Notices receives what bpftrace 0.26 prints on stderr rather than
 	// with the output ("Attached N probes"); nil: the output itself.
 	Notices io.Writer
+	// ExitGap receives the two newlines printed before the maps at exit;
+	// nil: the output. With -o FILE bpftrace prints them on stdout, not
+	// in the file.
+	ExitGap io.Writer
 }
 
 // New returns a Printer writing to w.

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gotrace/gotrace/internal/testkit"
+)
+
+// TestClearedHistPrintsNothing: print() of a cleared hist/lhist prints
+// no header (text) and no record (JSON), as bpftrace; zero() keeps the
+// header; a cleared count stays @c: 0.
+func TestClearedHistPrintsNothing(t *testing.T) {
+	requireTracing(t)
+	bt := requireBpftrace(t)
+	script := `BEGIN { @h = hist(1); @l = lhist(5, 0, 10, 1); @z = hist(2); @c = count();
+	clear(@h); clear(@l); zero(@z); clear(@c);
+	print(@h); print(@l); print(@z); print(@c); printf("--\n"); exit(); }`
+	for _, tc := range []struct{ format, want string }{
+		{"text", "\n\n@z: \n\n@c: 0\n--\n\n\n@c: 0\n\n\n@z: \n\n"},
+		{"json", `{"type": "hist", "data": {"@z": []}}
+{"type": "map", "data": {"@c": 0}}
+{"type": "printf", "data": "--\n"}
+
+
+{"type": "map", "data": {"@c": 0}}
+{"type": "hist", "data": {"@z": []}}
+`},
+	} {
+		g := gt(t, 30*time.Second, "-f", tc.format, "-e", script)
+		b := testkit.RunBounded(t, 30*time.Second, exec.Command(bt, "-f", tc.format, "-e", script))
+		expectOutput(t, "gotrace -f "+tc.format, dropAttach(g.Stdout), tc.want)
+		expectOutput(t, "bpftrace -f "+tc.format, dropAttach(b.Stdout), tc.want)
+	}
+}
+
+// dropAttach drops the first line of a 0.17 run's stdout (Attaching N
+// probes..., or its JSON record).
+func dropAttach(s string) string {
+	s = body(s)
+	if first, rest, ok := strings.Cut(s, "\n"); ok && strings.HasPrefix(first, `{"type": "attached_probes"`) {
+		return rest
+	}
+	return s
+}
+
+// TestOutputFileNoExitGap: with -o FILE the two newlines before the exit
+// maps go to stdout, as in bpftrace; the file holds the output alone.
+func TestOutputFileNoExitGap(t *testing.T) {
+	requireTracing(t)
+	bt := requireBpftrace(t)
+	script := `BEGIN { @c = count(); printf("p\n"); exit(); }`
+	for _, tc := range []struct{ format, file string }{
+		{"text", "Attaching 1 probe...\np\n@c: 1\n"},
+		{"json", "{\"type\": \"attached_probes\", \"data\": {\"probes\": 1}}\n{\"type\": \"printf\", \"data\": \"p\\n\"}\n{\"type\": \"map\", \"data\": {\"@c\": 1}}\n"},
+	} {
+		for _, tool := range []string{"gotrace", "bpftrace"} {
+			f := filepath.Join(t.TempDir(), "out")
+			args := []string{"-f", tc.format, "-o", f, "-e", script}
+			var r testkit.Result
+			if tool == "gotrace" {
+				r = gt(t, 30*time.Second, args...)
+			} else {
+				r = testkit.RunBounded(t, 30*time.Second, exec.Command(bt, args...))
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatalf("%s: %v", tool, err)
+			}
+			expectOutput(t, tool+" -f "+tc.format+" -o file: the file", string(b), tc.file)
+			expectOutput(t, tool+" -f "+tc.format+" -o file: stdout", r.Stdout, "\n\n")
+		}
+	}
+}

@@ -117,28 +117,35 @@ func (d *Diagnostics) Format(it Diagnostic) string {
 		fmt.Fprintf(&b, "%s:%d:%d: %s: %s", name, sp.Start.Line, sp.Start.Col, sev, it.Msg)
 	}
 	line := d.Src.Line(sp.Start.Line)
+	// As bpftrace, a tab of the echoed line shows as 4 spaces, and the
+	// marker counts it as 4 columns.
 	b.WriteString("\n")
-	b.WriteString(line)
+	b.WriteString(strings.ReplaceAll(line, "\t", tabSpaces))
 	b.WriteString("\n")
-	// Keep tabs in the indentation so the marker lines up.
 	for i := 0; i < sp.Start.Col-1 && i < len(line); i++ {
 		if line[i] == '\t' {
-			b.WriteByte('\t')
+			b.WriteString(tabSpaces)
 		} else {
 			b.WriteByte(' ')
 		}
 	}
-	width := 1
+	first := sp.Start.Col - 1
+	last := len(line)
 	if end.Line == sp.Start.Line {
-		width = end.Col - sp.Start.Col
-	} else {
-		width = len(line) - (sp.Start.Col - 1)
+		last = end.Col - 1
 	}
-	if width > 0 {
-		b.WriteString(strings.Repeat("~", width))
+	for i := first; i < last; i++ {
+		if i < len(line) && line[i] == '\t' {
+			b.WriteString("~~~~")
+		} else {
+			b.WriteByte('~')
+		}
 	}
 	if it.Hint != "" {
 		fmt.Fprintf(&b, "\nHINT: %s", it.Hint)
 	}
 	return b.String()
 }
+
+// tabSpaces is what bpftrace shows a tab of a source line as.
+const tabSpaces = "    "

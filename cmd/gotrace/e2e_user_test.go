@@ -76,3 +76,19 @@ func TestOutputFileNoExitGap(t *testing.T) {
 		}
 	}
 }
+
+// TestDiagnosticTabsAsBpftrace: a script indented with tabs gets its error
+// echoed with each tab as 4 spaces, byte for byte as bpftrace.
+func TestDiagnosticTabsAsBpftrace(t *testing.T) {
+	testkit.Require(t, testkit.Go)
+	bt := requireBpftrace(t)
+	f := filepath.Join(t.TempDir(), "tabs.bt")
+	if err := os.WriteFile(f, []byte("BEGIN {\n\t\tif (1) { @x =\tfoo(1); }\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := f + ":2:17-20: ERROR: Unknown function: foo\n        if (1) { @x =    foo(1); }\n                         ~~~\n"
+	g := gt(t, 30*time.Second, f)
+	expectOutput(t, "gotrace stderr", g.Stderr, want)
+	b := testkit.RunBounded(t, 30*time.Second, exec.Command(bt, f))
+	expectOutput(t, "bpftrace stderr", bpftraceStderr(b.Stderr), want)
+}

@@ -22,6 +22,7 @@ import (
 type childProc struct {
 	cmd      *exec.Cmd
 	pid      int
+	path     string // the command's file
 	done     chan struct{}
 	gate     *os.File // the pipe's write end; nil once released
 	released bool
@@ -139,7 +140,7 @@ func startStopped(argv []string) (*childProc, error) {
 		ew.Write([]byte(strings.Join(os.Environ(), "\x00")))
 		ew.Close()
 	}()
-	c := &childProc{cmd: cmd, pid: cmd.Process.Pid, done: make(chan struct{}), gate: ours}
+	c := &childProc{cmd: cmd, pid: cmd.Process.Pid, path: path, done: make(chan struct{}), gate: ours}
 	go func() {
 		cmd.Wait()
 		close(c.done)

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -22,39 +21,98 @@ var libDirs = []string{
 
 // resolveBinary returns the absolute path uprobe target name means.
 func resolveBinary(name string, pid int) (string, error) {
+	p, _, err := resolveBinaryAll(name, pid)
+	return p, err
+}
+
+// resolveBinaryAll is resolveBinary that also says how many different
+// files the name matched (a library in two places, a binary in two $PATH
+// directories): bpftrace attaches to the first and warns.
+func resolveBinaryAll(name string, pid int) (string, int, error) {
 	if name == "" {
-		return "", fmt.Errorf("uprobe needs a binary or library path")
+		return "", 0, fmt.Errorf("uprobe needs a binary or library path")
 	}
 	if strings.Contains(name, "/") {
 		p, err := filepath.Abs(name)
 		if err != nil {
-			return "", err
+			return "", 0, err
 		}
 		// With -p the path is the target's: it may run in another mount
 		// namespace (a container), seen from here under /proc/PID/root.
 		if pid > 0 && !strings.HasPrefix(p, "/proc/") {
 			inNS := fmt.Sprintf("/proc/%d/root%s", pid, p)
 			if _, err := os.Stat(inNS); err == nil && !sameFile(inNS, p) {
-				return inNS, nil
+				return inNS, 1, nil
 			}
 		}
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("binary %s: %w", name, err)
+			return "", 0, fmt.Errorf("binary %s: %w", name, err)
 		}
-		return p, nil
+		return p, 1, nil
 	}
 	if pid > 0 {
 		if p := libraryOfPID(name, pid); p != "" {
-			return p, nil
+			return p, 1, nil
 		}
 	}
-	if p := lookupLibrary(name); p != "" {
-		return p, nil
+	if ps := lookupLibraries(name); len(ps) > 0 {
+		return ps[0], len(ps), nil
 	}
-	if p, err := exec.LookPath(name); err == nil {
-		return filepath.Abs(p)
+	if ps := lookPathAll(name); len(ps) > 0 {
+		return ps[0], len(ps), nil
 	}
-	return "", fmt.Errorf("could not find library or binary %q (not in /etc/ld.so.cache, the standard library directories or $PATH)", name)
+	return "", 0, fmt.Errorf("could not find library or binary %q (not in /etc/ld.so.cache, the standard library directories or $PATH)", name)
+}
+
+// isELFFile reports whether p is a regular file starting with the ELF
+// magic (not a directory such as /usr/lib/python3, not a script).
+func isELFFile(p string) bool {
+	fi, err := os.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var m [4]byte
+	n, _ := f.Read(m[:])
+	return n == 4 && string(m[:]) == "\x7fELF"
+}
+
+// distinct appends p to ps unless the same file (by real path) is there.
+func distinct(ps []string, p string, seen map[string]bool) []string {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		real = p
+	}
+	if seen[real] {
+		return ps
+	}
+	seen[real] = true
+	return append(ps, p)
+}
+
+// lookPathAll lists the ELF executables named name in $PATH's directories,
+// different files only, in $PATH order.
+func lookPathAll(name string) []string {
+	var ps []string
+	seen := map[string]bool{}
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err != nil || fi.Mode()&0o111 == 0 || !isELFFile(p) {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		ps = distinct(ps, p, seen)
+	}
+	return ps
 }
 
 // libMatches reports whether a library file name (soname) is what name
@@ -67,14 +125,26 @@ func libMatches(name, file string) bool {
 }
 
 func lookupLibrary(name string) string {
+	if ps := lookupLibraries(name); len(ps) > 0 {
+		return ps[0]
+	}
+	return ""
+}
+
+// lookupLibraries lists the different library files name may mean: those
+// of /etc/ld.so.cache, else those of the standard directories.
+func lookupLibraries(name string) []string {
+	var ps []string
+	seen := map[string]bool{}
 	if ents, err := readLDCache("/etc/ld.so.cache"); err == nil {
 		for _, e := range ents {
-			if libMatches(name, e.key) {
-				if _, err := os.Stat(e.value); err == nil {
-					return e.value
-				}
+			if libMatches(name, e.key) && isELFFile(e.value) {
+				ps = distinct(ps, e.value, seen)
 			}
 		}
+	}
+	if len(ps) > 0 {
+		return ps
 	}
 	for _, d := range libDirs {
 		ents, err := os.ReadDir(d)
@@ -83,13 +153,13 @@ func lookupLibrary(name string) string {
 		}
 		for _, e := range ents {
 			if libMatches(name, e.Name()) {
-				if p, err := filepath.EvalSymlinks(filepath.Join(d, e.Name())); err == nil {
-					return p
+				if p, err := filepath.EvalSymlinks(filepath.Join(d, e.Name())); err == nil && isELFFile(p) {
+					ps = distinct(ps, p, seen)
 				}
 			}
 		}
 	}
-	return ""
+	return ps
 }
 
 // libraryOfPID finds name among the files mapped by process pid.

@@ -50,6 +50,11 @@ type Probe struct {
 // Env is what providers know about the run.
 type Env struct {
 	PID int // -p or the -c child; limits uprobes
+	// Command is the path of the -c command when PID is it, not yet
+	// exec'd (it waits in gotrace's exec stub): its maps and root are not
+	// the command's, so names resolve as without a process, and usdt
+	// probes without a path are the command's.
+	Command string
 	// Progress, when set, receives attach/detach progress for more than
 	// 100 probes if it is a terminal or Verbose is set.
 	Progress io.Writer
@@ -57,6 +62,35 @@ type Env struct {
 	// Warn receives warnings (e.g. functions skipped as unsafe); nil
 	// drops them.
 	Warn func(msg string)
+	// Stderr, when set, receives warnings about a place in the script in
+	// bpftrace's form (stdin:L:C-C: WARNING: ..., the line, the marker).
+	Stderr io.Writer
+
+	src *lang.Source // the script, for warnAt
+}
+
+// lookupPID is the process whose mappings and root resolve names: none
+// for a -c command that has not exec'd yet.
+func (e *Env) lookupPID() int {
+	if e == nil || e.Command != "" {
+		return 0
+	}
+	return e.PID
+}
+
+// warnAt warns about attach point ap, at its place in the script when
+// that is known.
+func (e *Env) warnAt(ap *lang.AttachPoint, msg string) {
+	if e == nil {
+		return
+	}
+	if e.Stderr != nil && e.src != nil && ap != nil && ap.Span().Start.IsValid() {
+		d := &lang.Diagnostics{Src: e.src}
+		d.Add(lang.Warning, ap.Span(), "", "%s", msg)
+		fmt.Fprintln(e.Stderr, d.Error())
+		return
+	}
+	e.warnf("%s", msg)
 }
 
 func (e *Env) warnf(format string, args ...any) {
@@ -143,6 +177,7 @@ func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
 	if env == nil {
 		env = &Env{}
 	}
+	env.src = l.Spec.Source
 	pl := &plan{}
 	rawGroup := map[string]int{} // lowered syscalls program → its group
 	for _, p := range l.Spec.Programs {

@@ -123,7 +123,7 @@ func (s *session) run(ctx context.Context) (err error) {
 	}
 
 	env := &Env{PID: s.opts.PID, Warn: func(msg string) { fmt.Fprintf(s.opts.Stderr, "WARNING: %s\n", msg) },
-		Progress: s.opts.Stderr, Verbose: s.opts.Verbose}
+		Progress: s.opts.Stderr, Verbose: s.opts.Verbose, Stderr: s.opts.Stderr}
 	if s.opts.Verbose {
 		// Run counts and run times for the exit report (-v).
 		if c, err := enableStats(); err != nil {
@@ -148,7 +148,7 @@ func (s *session) run(ctx context.Context) (err error) {
 			return err
 		}
 		defer child.kill()
-		env.PID = child.pid
+		env.PID, env.Command = child.pid, child.path
 		if err := l.writeCpid(child.pid); err != nil {
 			return err
 		}

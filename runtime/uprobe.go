@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -142,9 +143,15 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 	if hasWildcard(ap.Target) && strings.Contains(ap.Target, "/") {
 		paths, err = globFiles(ap.Target)
 	} else {
-		var p string
-		p, err = resolveBinary(ap.Target, env.PID)
+		var (
+			p string
+			n int
+		)
+		p, n, err = resolveBinaryAll(ap.Target, env.lookupPID())
 		paths = []string{p}
+		if err == nil && n > 1 {
+			env.warnAt(ap, fmt.Sprintf("attaching to uprobe target file '%s' but matched %d binaries", p, n))
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -179,7 +186,7 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 				// The implementation this machine runs, when a process
 				// shows it (an IRELATIVE slot of the library's own);
 				// else, as bpftrace, the resolver itself, with a warning.
-				if impl, err := resolveIFUNC(path, fn.addr, env.PID); err == nil {
+				if impl, err := resolveIFUNC(path, fn.addr, env.lookupPID()); err == nil {
 					resolved = true
 					fn.addr, fn.size = impl, 0
 					for _, g := range funcs { // its implementation's size, when named
@@ -338,7 +345,13 @@ func (u uprobeProvider) Attach(prog *ebpf.Program, probes []*Probe, env *Env) ([
 		}
 		ps := byPath[path]
 		if multi {
+			// Functions whose first instruction x86 uprobes refuse (a
+			// lock or segment prefix) are known before asking the
+			// kernel: finding each by bisection costs seconds.
+			pre, ps := prescreenX86(path, ps)
 			ls, skipped, err := u.attachMulti(ex, prog, ps, env)
+			skipped = append(pre, skipped...)
+			ps = byPath[path]
 			for _, l := range ls {
 				out = append(out, l)
 			}
@@ -375,40 +388,140 @@ func (u uprobeProvider) Attach(prog *ebpf.Program, probes []*Probe, env *Env) ([
 	return out, nil
 }
 
-// attachMulti attaches ps through uprobe_multi links. The kernel refuses a
-// whole link when one address holds an instruction uprobes cannot handle;
-// then the set is split in halves until the refused functions are
-// isolated, and those are skipped (and reported by the caller).
+// attachMulti attaches ps through one uprobe_multi link. The kernel
+// refuses a whole link when one address holds an instruction uprobes
+// cannot handle; then the refused functions are found by splitting the set
+// in halves (each trial link closed at once), skipped (and reported by the
+// caller), and the rest attached through one link again: a few fds
+// however many functions are refused.
 func (u uprobeProvider) attachMulti(ex *link.Executable, prog *ebpf.Program, ps []*Probe, env *Env) ([]link.Link, []string, error) {
+	l, err := u.tryMulti(ex, prog, ps, env)
+	if err == nil {
+		return []link.Link{l}, nil, nil
+	}
+	if !refusedAddr(err) {
+		return nil, nil, err
+	}
+	bad, err := u.refusedProbes(ex, prog, ps, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	var good []*Probe
+	var skipped []string
+	for _, p := range ps {
+		if bad[p] {
+			skipped = append(skipped, p.Func)
+		} else {
+			good = append(good, p)
+		}
+	}
+	if len(good) == 0 {
+		return nil, skipped, nil
+	}
+	l, err = u.tryMulti(ex, prog, good, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []link.Link{l}, skipped, nil
+}
+
+func (u uprobeProvider) tryMulti(ex *link.Executable, prog *ebpf.Program, ps []*Probe, env *Env) (link.Link, error) {
 	addrs := make([]uint64, len(ps))
 	cookies := make([]uint64, len(ps))
 	for i, p := range ps {
 		addrs[i], cookies[i] = p.Addr, p.Cookie
 	}
 	opts := &link.UprobeMultiOptions{Addresses: addrs, Cookies: cookies, PID: uint32(max(env.PID, 0))}
-	var (
-		l   link.Link
-		err error
-	)
 	if u.ret {
-		l, err = ex.UretprobeMulti(nil, prog, opts)
-	} else {
-		l, err = ex.UprobeMulti(nil, prog, opts)
+		return ex.UretprobeMulti(nil, prog, opts)
 	}
+	return ex.UprobeMulti(nil, prog, opts)
+}
+
+// refusedAddr: the kernel refused an address of the set.
+func refusedAddr(err error) bool {
+	return errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, errENOTSUPP) || errors.Is(err, unix.EINVAL)
+}
+
+// refusedProbes finds the probes of ps whose addresses the kernel refuses.
+func (u uprobeProvider) refusedProbes(ex *link.Executable, prog *ebpf.Program, ps []*Probe, env *Env) (map[*Probe]bool, error) {
+	l, err := u.tryMulti(ex, prog, ps, env)
 	if err == nil {
-		return []link.Link{l}, nil, nil
+		l.Close()
+		return nil, nil
 	}
-	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, errENOTSUPP) && !errors.Is(err, unix.EINVAL) {
-		return nil, nil, err
+	if !refusedAddr(err) {
+		return nil, err
 	}
 	if len(ps) == 1 {
-		return nil, []string{ps[0].Func}, nil
+		return map[*Probe]bool{ps[0]: true}, nil
 	}
 	mid := len(ps) / 2
-	l1, s1, err := u.attachMulti(ex, prog, ps[:mid], env)
+	b1, err := u.refusedProbes(ex, prog, ps[:mid], env)
 	if err != nil {
-		return l1, s1, err
+		return nil, err
 	}
-	l2, s2, err := u.attachMulti(ex, prog, ps[mid:], env)
-	return append(l1, l2...), append(s1, s2...), err
+	b2, err := u.refusedProbes(ex, prog, ps[mid:], env)
+	if err != nil {
+		return nil, err
+	}
+	if b1 == nil {
+		return b2, nil
+	}
+	for p := range b2 {
+		b1[p] = true
+	}
+	return b1, nil
+}
+
+// prescreenX86 splits off the probes of an x86-64 ELF whose first
+// instruction the kernel's uprobe decoder refuses (a lock or ES/CS/SS/DS
+// prefix, a VEX instruction: glibc's AVX2 string functions),
+// returning their names and the rest.
+func prescreenX86(path string, ps []*Probe) ([]string, []*Probe) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, ps
+	}
+	machine := f.Machine
+	f.Close()
+	if machine != elf.EM_X86_64 {
+		return nil, ps
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, ps
+	}
+	defer fh.Close()
+	var bad []string
+	keep := ps[:0:0]
+	var b [15]byte
+	for _, p := range ps {
+		n, _ := fh.ReadAt(b[:], int64(p.Addr))
+		if refusedInsn(b[:n]) {
+			bad = append(bad, p.Func)
+			continue
+		}
+		keep = append(keep, p)
+	}
+	return bad, keep
+}
+
+// refusedInsn: x86 uprobes reject the instruction (arch/x86/kernel/uprobes.c:
+// is_prefix_bad, and good_insns_64 for the first opcode byte; only the
+// cases compilers put at function entries are known here, the kernel
+// finds the rest).
+func refusedInsn(insn []byte) bool {
+	for _, c := range insn {
+		switch {
+		case c == 0xf0 || c == 0x26 || c == 0x2e || c == 0x36 || c == 0x3e: // lock, ES, CS, SS, DS
+			return true
+		case c == 0x66 || c == 0x67 || c == 0xf2 || c == 0xf3 || c == 0x64 || c == 0x65:
+			continue // prefixes it accepts
+		case c >= 0x40 && c <= 0x4f:
+			continue // REX
+		}
+		return c == 0xc4 || c == 0xc5 // VEX (EVEX, 0x62, it accepts)
+	}
+	return false
 }

@@ -484,20 +484,32 @@ func init() { register("usdt", usdtProvider{}) }
 
 func (usdtProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
 	target, provider, name := ap.Target, ap.NS, ap.Func
-	if env.PID <= 0 && target != "" && provider == "" && !strings.Contains(target, "/") && !hasWildcard(target) {
+	if env.Command != "" {
+		// -c: probes without a path are the command's; usdt:X:NAME is
+		// usdt:LIB:NAME when X is a binary or library, else
+		// usdt:PROVIDER:NAME of the command.
+		if target != "" && provider == "" && !strings.Contains(target, "/") {
+			if _, err := resolveBinary(target, 0); hasWildcard(target) || err != nil {
+				target, provider = "", target
+			}
+		}
+		if target == "" {
+			target = env.Command
+		}
+	} else if env.lookupPID() <= 0 && target != "" && provider == "" && !strings.Contains(target, "/") && !hasWildcard(target) {
 		// usdt:PROVIDER:NAME without -p is ambiguous with usdt:LIB:NAME;
 		// a target that resolves as a binary wins.
 		if _, err := resolveBinary(target, 0); err != nil {
 			return nil, fmt.Errorf("usdt: %s is neither a binary nor a library (a probe without a path needs -p PID)", target)
 		}
 	}
-	if target != "" && provider == "" && env.PID > 0 {
-		if _, err := resolveBinary(target, env.PID); err != nil {
+	if target != "" && provider == "" && env.lookupPID() > 0 {
+		if _, err := resolveBinary(target, env.lookupPID()); err != nil {
 			// usdt:PROVIDER:NAME with -p.
 			target, provider = "", target
 		}
 	}
-	probes, err := USDTProbes(target, env.PID)
+	probes, err := USDTProbes(target, env.lookupPID())
 	if err != nil {
 		return nil, err
 	}

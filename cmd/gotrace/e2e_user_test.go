@@ -92,3 +92,52 @@ func TestDiagnosticTabsAsBpftrace(t *testing.T) {
 	b := testkit.RunBounded(t, 30*time.Second, exec.Command(bt, f))
 	expectOutput(t, "bpftrace stderr", bpftraceStderr(b.Stderr), want)
 }
+
+// TestAmbiguousTarget: a uprobe target named without a path that matches
+// two different binaries in $PATH is attached in the first, with
+// bpftrace's warning at the attach point.
+func TestAmbiguousTarget(t *testing.T) {
+	requireTracing(t)
+	bt := requireBpftrace(t)
+	root := t.TempDir()
+	src, err := os.ReadFile(testkit.Helper(t, "ufunc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for i, d := range []string{"a", "b"} {
+		dir := filepath.Join(root, d)
+		os.Mkdir(dir, 0o755)
+		// Two different files: the second has a byte more at the end.
+		if err := os.WriteFile(filepath.Join(dir, "gtambig"), append(src, make([]byte, i)...), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	path := dirs[0] + ":" + dirs[1] + ":" + os.Getenv("PATH")
+	script := `uprobe:gtambig:target { exit(); } BEGIN { exit(); }`
+	want := "stdin:1:1-22: WARNING: attaching to uprobe target file '" + filepath.Join(dirs[0], "gtambig") + "' but matched 2 binaries\n" +
+		"uprobe:gtambig:target { exit(); } BEGIN { exit(); }\n" + strings.Repeat("~", 21) + "\n"
+	for _, tool := range []string{testkit.Gotrace(t), bt} {
+		cmd := exec.Command(tool, "-e", script)
+		cmd.Env = append(os.Environ(), "PATH="+path)
+		r := testkit.RunBounded(t, 30*time.Second, cmd)
+		if r.ExitCode != 0 {
+			t.Errorf("%s exited %d: %s", tool, r.ExitCode, r.Stderr)
+		}
+		expectOutput(t, filepath.Base(tool)+" stderr", bpftraceStderr(r.Stderr), want)
+	}
+}
+
+// TestCommandUSDTWithoutPath: with -c, usdt probes without a path are the
+// command's (it is not running yet when they are resolved: no process to
+// look in).
+func TestCommandUSDTWithoutPath(t *testing.T) {
+	requireTracing(t)
+	testkit.Require(t, testkit.SDT)
+	bin := testkit.Helper(t, "usdt")
+	for _, script := range []string{`usdt:gotrace:loop { @ = count(); }`, `usdt:*:loop { @ = count(); }`} {
+		r := runCommand(t, script, bin+" 5")
+		expectOutput(t, script, body(r.Stdout), "guarded 0\n\n\n@: 5\n") // the helper prints its semaphore's count
+	}
+}

@@ -124,6 +124,9 @@ func (s *session) run(ctx context.Context) (err error) {
 
 	env := &Env{PID: s.opts.PID, Warn: func(msg string) { fmt.Fprintf(s.opts.Stderr, "WARNING: %s\n", msg) },
 		Progress: s.opts.Stderr, Verbose: s.opts.Verbose, Stderr: s.opts.Stderr}
+	if s.opts.Quiet {
+		env.Progress = nil // -q: no progress line, even on a terminal
+	}
 	if s.opts.Verbose {
 		// Run counts and run times for the exit report (-v).
 		if c, err := enableStats(); err != nil {

@@ -141,3 +141,49 @@ func TestCommandUSDTWithoutPath(t *testing.T) {
 		expectOutput(t, script, body(r.Stdout), "guarded 0\n\n\n@: 5\n") // the helper prints its semaphore's count
 	}
 }
+
+// TestHelpPidFlag: -p's help says what it does: it scopes uprobes and
+// USDT probes, not the other probes.
+func TestHelpPidFlag(t *testing.T) {
+	testkit.Require(t, testkit.Go)
+	r := gt(t, 30*time.Second, "-h")
+	help := r.Stdout + r.Stderr
+	for _, want := range []string{"-p PID         limit uprobes and USDT probes to process PID", "every process (filter with /pid == PID/)"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help lacks %q:\n%s", want, help)
+		}
+	}
+	if strings.Contains(help, "trace only PID") {
+		t.Errorf("help still says -p traces only PID:\n%s", help)
+	}
+}
+
+// TestProgressLine: attaching over 100 probes shows a progress line when
+// stderr is a terminal (script(1) gives it one), not with -q, and never
+// in a pipe.
+func TestProgressLine(t *testing.T) {
+	requireTracing(t)
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) (bsdutils)")
+	}
+	script := `tracepoint:syscalls:sys_enter_* { @ = count(); } interval:ms:100 { exit(); }`
+	onTTY := func(flags string) string {
+		t.Helper()
+		cmd := exec.Command("script", "-qec", "'"+testkit.Gotrace(t)+"' "+flags+" -e '"+script+"'", "/dev/null")
+		cmd.Env = append(os.Environ(), "GOTRACE_COMPAT=0.17")
+		r := testkit.RunBounded(t, 60*time.Second, cmd)
+		if r.ExitCode != 0 {
+			t.Fatalf("script: exit %d: %s%s", r.ExitCode, r.Stdout, r.Stderr)
+		}
+		return r.Stdout
+	}
+	if out := onTTY(""); !strings.Contains(out, "\rAttaching probes: ") {
+		t.Errorf("no progress line on a terminal:\n%q", out)
+	}
+	if out := onTTY("-q"); strings.Contains(out, "Attaching probes: ") {
+		t.Errorf("progress line with -q:\n%q", out)
+	}
+	if r := gt(t, 60*time.Second, "-e", script); strings.Contains(r.Stderr+r.Stdout, "Attaching probes: ") {
+		t.Errorf("progress line in a pipe:\n%q", r.Stderr)
+	}
+}

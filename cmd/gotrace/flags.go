@@ -60,7 +60,9 @@ OPTIONS:
     -I DIR         add the directory to the include search path
     --include FILE add an #include file before the script
     -l [search]    list probes (wildcards allowed)
-    -p PID         trace only PID (and enable USDT probes on it)
+    -p PID         limit uprobes and USDT probes to process PID, find libraries in
+                   its mappings, and exit when it exits; other probes still see
+                   every process (filter with /pid == PID/)
     -c 'CMD'       run CMD, trace it, and exit when it exits
     --unsafe       allow unsafe builtin functions (system, signal, override)
     -q             keep messages quiet

@@ -16,11 +16,14 @@ import (
 	"github.com/gotrace/gotrace/internal/testkit"
 )
 
-// The VM test needs qemu-system-x86_64 and a Debian linux-image-6.1.0-*-amd64
-// kernel. The kernel is downloaded once (apt-get download) into the cache
+// The VM test needs qemu-system-x86_64 and a distribution kernel: the one
+// the kernel metapackage (Debian's linux-image-amd64, Ubuntu's
+// linux-image-generic) depends on, whatever its name on this release
+// (linux-image-6.1.0-N-amd64 on Debian 12, linux-image-6.12.N+deb13-amd64
+// on Debian 13). It is downloaded once (apt-get download) into the cache
 // directory, GOTRACE_VMTEST_CACHE or /var/cache/gotrace-vmtest, so CI
-// re-runs do not fetch it again. Missing pieces skip locally and fail
-// under CI.
+// re-runs do not fetch it again (offline, a cached kernel is used).
+// Missing pieces skip locally and fail under CI.
 
 func cacheDir() string {
 	if d := os.Getenv("GOTRACE_VMTEST_CACHE"); d != "" {
@@ -37,32 +40,54 @@ func missing(t *testing.T, format string, args ...any) {
 	t.Skipf(format, args...)
 }
 
-// kernel returns the cached vmlinuz, fetching the newest
-// linux-image-6.1.0-N-amd64 package when there is none.
+// kernelMetas are the metapackages that depend on the current kernel.
+var kernelMetas = []string{"linux-image-amd64", "linux-image-generic"}
+
+var dependsRE = regexp.MustCompile(`(?m)^\s*Depends:\s*(linux-image-[0-9]\S*)\s*$`)
+
+// kernelDepends picks the kernel package out of `apt-cache depends META`.
+func kernelDepends(out string) string {
+	if m := dependsRE.FindStringSubmatch(out); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// kernelPackage is the kernel package apt would install now.
+func kernelPackage() (string, error) {
+	var errs []string
+	for _, meta := range kernelMetas {
+		out, err := exec.Command("apt-cache", "depends", "--no-recommends", "--no-suggests", meta).CombinedOutput()
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("apt-cache depends %s: %v: %s", meta, err, strings.TrimSpace(string(out))))
+			continue
+		}
+		if p := kernelDepends(string(out)); p != "" {
+			return p, nil
+		}
+		errs = append(errs, meta+" depends on no linux-image package")
+	}
+	return "", fmt.Errorf("no kernel package found (%s; run apt-get update?)", strings.Join(errs, "; "))
+}
+
+// kernel returns the cached vmlinuz of the current kernel package,
+// fetching the package when it is not cached.
 func kernel(t *testing.T) string {
 	dir := cacheDir()
-	if m, _ := filepath.Glob(filepath.Join(dir, "vmlinuz-6.1.0-*")); len(m) > 0 {
-		sort.Strings(m)
-		return m[len(m)-1]
+	best, err := kernelPackage()
+	if err != nil {
+		// Offline: any kernel fetched before.
+		if m, _ := filepath.Glob(filepath.Join(dir, "vmlinuz-*")); len(m) > 0 {
+			sort.Strings(m)
+			return m[len(m)-1]
+		}
+		missing(t, "%v", err)
+	}
+	if p := filepath.Join(dir, "vmlinuz-"+strings.TrimPrefix(best, "linux-image-")); fileExists(p) {
+		return p
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		missing(t, "kernel cache %s: %v", dir, err)
-	}
-	out, err := exec.Command("apt-cache", "search", "--names-only", `^linux-image-6\.1\.0-[0-9]+-amd64$`).Output()
-	if err != nil {
-		missing(t, "apt-cache search: %v", err)
-	}
-	re := regexp.MustCompile(`(?m)^(linux-image-6\.1\.0-(\d+)-amd64) `)
-	best, bestN := "", -1
-	for _, m := range re.FindAllStringSubmatch(string(out), -1) {
-		var n int
-		fmt.Sscan(m[2], &n)
-		if n > bestN {
-			best, bestN = m[1], n
-		}
-	}
-	if best == "" {
-		missing(t, "no linux-image-6.1.0-*-amd64 package in apt's lists")
 	}
 	debs, _ := filepath.Glob(filepath.Join(dir, best+"_*.deb"))
 	if len(debs) == 0 {
@@ -218,4 +243,34 @@ func tail(s string, n int) string {
 		return "..." + s[len(s)-n:]
 	}
 	return s
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// TestKernelDepends: the kernel package is found on Debian 12 and 13 and
+// on Ubuntu, whose package names differ.
+func TestKernelDepends(t *testing.T) {
+	for out, want := range map[string]string{
+		"linux-image-amd64\n  Depends: linux-image-6.1.0-48-amd64\n":                                "linux-image-6.1.0-48-amd64",
+		"linux-image-amd64\n  Depends: linux-image-6.12.38+deb13-amd64\n":                           "linux-image-6.12.38+deb13-amd64",
+		"linux-image-generic\n  Depends: linux-image-6.8.0-45-generic\n  Depends: linux-firmware\n": "linux-image-6.8.0-45-generic",
+		"linux-image-amd64\n  Depends: <linux-image-6.1.0-48-amd64-unsigned>\n":                     "",
+	} {
+		if got := kernelDepends(out); got != want {
+			t.Errorf("kernelDepends(%q) = %q, want %q", out, got, want)
+		}
+	}
+	if testkit.InCI() || fileExists("/usr/bin/apt-cache") {
+		p, err := kernelPackage()
+		if err != nil {
+			missing(t, "%v", err)
+			return
+		}
+		if !strings.HasPrefix(p, "linux-image-") {
+			t.Errorf("kernel package %q", p)
+		}
+	}
 }

@@ -15,17 +15,16 @@ import (
 
 // childProc is the -c command. As in bpftrace, it is started stopped
 // *before* its execve: a copy of this program (the exec stub, below) waits
-// on a pipe and only then execs the command, so probes on execve and
+// on a socket and only then execs the command, so probes on execve and
 // sched_process_exec see the command's own exec, and uprobes on the command
-// are in place before its first instruction. release closes the pipe's
-// write end once every probe is attached.
+// are in place before its first instruction. release sends the go-ahead
+// once every probe is attached.
 type childProc struct {
 	cmd      *exec.Cmd
 	pid      int
 	path     string // the command's file
 	done     chan struct{}
-	gate     *os.File // the pipe's write end; nil once released
-	released bool
+	gate     *os.File // our end of the stub's socket; nil once released
 }
 
 // stubEnv marks the exec stub: a copy of this program started with fd 3 a
@@ -124,7 +123,15 @@ func startStopped(argv []string) (*childProc, error) {
 	}
 	// /proc/self/exe: this very binary, even if its file was replaced.
 	cmd := exec.Command("/proc/self/exe", append([]string{path}, argv...)...)
-	cmd.Env = append(os.Environ(), stubEnv+"=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1")
+	// The stub's own settings replace the user's (the first of a
+	// variable wins); the command gets the environment unchanged.
+	var stubEnvv []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "GODEBUG=") && !strings.HasPrefix(kv, stubEnv+"=") {
+			stubEnvv = append(stubEnvv, kv)
+		}
+	}
+	cmd.Env = append(stubEnvv, stubEnv+"=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1")
 	cmd.ExtraFiles = []*os.File{theirs, er}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	err = cmd.Start()
@@ -167,7 +174,6 @@ func (c *childProc) release() error {
 	if err != nil {
 		return fmt.Errorf("start command: %w", err)
 	}
-	c.released = true
 	return nil
 }
 
@@ -175,7 +181,7 @@ func (c *childProc) release() error {
 // us) and reaps it.
 func (c *childProc) kill() {
 	if c.gate != nil {
-		// Not released: closing the pipe alone ends the stub.
+		// Not released: closing the socket alone ends the stub.
 		c.gate.Close()
 		c.gate = nil
 	}

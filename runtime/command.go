@@ -20,11 +20,11 @@ import (
 // are in place before its first instruction. release sends the go-ahead
 // once every probe is attached.
 type childProc struct {
-	cmd      *exec.Cmd
-	pid      int
-	path     string // the command's file
-	done     chan struct{}
-	gate     *os.File // our end of the stub's socket; nil once released
+	cmd  *exec.Cmd
+	pid  int
+	path string // the command's file
+	done chan struct{}
+	gate *os.File // our end of the stub's socket; nil once released
 }
 
 // stubEnv marks the exec stub: a copy of this program started with fd 3 a

@@ -17,6 +17,7 @@ import (
 	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
+	"github.com/gotrace/gotrace/stdlib"
 )
 
 // Options configure Compile.
@@ -35,6 +36,9 @@ type Options struct {
 	DumpAST bool
 	// Compat is the bpftrace release to follow where 0.17 and 0.26 differ.
 	Compat compat.Version
+	// Host describes the machine and the tracer (ncpus, the tracer's pid
+	// namespace), read by cmd/gotrace.
+	Host stdlib.Host
 }
 
 // Compiled is everything Compile produced, for printing stages (-d) too.
@@ -104,6 +108,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		// GOTRACE_SYSCALL_TRACEPOINTS=perf keeps syscalls tracepoints on
 		// the kernel's perf events (compiler/syscalls.go).
 		SyscallTracepoints: syscallMode(),
+		Host:               opts.Host,
 	})
 	if err != nil {
 		// A compiler error has a place in the script: print it as a

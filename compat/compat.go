@@ -59,3 +59,13 @@ func (v Version) ExitAfterBeginEnd() bool { return v != V017 }
 // HistHeaderSpace: bpftrace 0.17 prints a hist/lhist map's header as
 // "@name: " (a trailing space); 0.26 as "@name:" (changed in bpftrace 0.24).
 func (v Version) HistHeaderSpace() bool { return v == V017 }
+
+// PidInTracerNS: in bpftrace 0.26 pid and tid are the ids in the tracer's
+// pid namespace (pid(init) in the initial one); in 0.17 always in the
+// initial namespace (changed in bpftrace 0.22, its PR #3428).
+func (v Version) PidInTracerNS() bool { return v != V017 }
+
+// NsecsBoot: bpftrace 0.26's nsecs is CLOCK_BOOTTIME (bpf_ktime_get_boot_ns,
+// nsecs(monotonic) the old clock); 0.17's is CLOCK_MONOTONIC
+// (bpf_ktime_get_ns); bpftrace 0.26's documentation says "defaults to boot".
+func (v Version) NsecsBoot() bool { return v != V017 }

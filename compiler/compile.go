@@ -53,6 +53,9 @@ type Options struct {
 	// sys_enter/sys_exit tracepoints wherever the clauses allow, and ""
 	// ("auto") does so for scripts that trace many system calls.
 	SyscallTracepoints string
+	// Host describes the machine and the tracer (ncpus, the tracer's pid
+	// namespace for pid/tid), read by cmd/gotrace.
+	Host stdlib.Host
 }
 
 // Internal map names (ABI.md).

@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/gotrace/gotrace/stdlib"
 	"os"
 	"os/exec"
 	"strings"
@@ -290,6 +291,26 @@ func (l *Loaded) writeStart() error {
 	}
 	if err := m.Put(uint32(0), uint64(ts.Nano())); err != nil {
 		return fmt.Errorf("write the start time: %w", err)
+	}
+	return nil
+}
+
+// writeTaiOffset stores CLOCK_TAI - CLOCK_BOOTTIME in the `tai_offset` map,
+// which nsecs(sw_tai) adds to bpf_ktime_get_boot_ns.
+func (l *Loaded) writeTaiOffset() error {
+	m, ok := l.Maps[stdlib.TaiOffsetMap]
+	if !ok {
+		return nil
+	}
+	var tai, boot unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot); err != nil {
+		return fmt.Errorf("read the boot clock: %w", err)
+	}
+	if err := unix.ClockGettime(unix.CLOCK_TAI, &tai); err != nil {
+		return fmt.Errorf("read the TAI clock: %w", err)
+	}
+	if err := m.Put(uint32(0), uint64(tai.Nano()-boot.Nano())); err != nil {
+		return fmt.Errorf("write the TAI offset: %w", err)
 	}
 	return nil
 }

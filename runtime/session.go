@@ -95,6 +95,9 @@ func (s *session) run(ctx context.Context) (err error) {
 	if err := l.writeStart(); err != nil {
 		return err
 	}
+	if err := l.writeTaiOffset(); err != nil {
+		return err
+	}
 	if s.opts.OnLoad != nil {
 		s.opts.OnLoad(l)
 	}

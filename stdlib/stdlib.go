@@ -37,6 +37,10 @@ type Builtin struct {
 	Probes []string
 	// Unsafe builtins need --unsafe.
 	Unsafe bool
+	// Modes are the bare identifiers the first argument may be instead of
+	// a value (kstack(perf), pid(init), nsecs(boot)): the checker leaves
+	// such an argument unevaluated, typed none.
+	Modes []string
 	// Helpers are the kernel BPF helpers the code generation uses, for
 	// "not supported by this kernel" messages.
 	Helpers []string

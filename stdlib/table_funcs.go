@@ -22,6 +22,7 @@ var StackModes = map[string]types.StackMode{
 
 func stackRow(name string, user bool) *Builtin {
 	return &Builtin{Name: name, Kind: Func, Sig: name + "([mode][, int limit])", MinArgs: 0, MaxArgs: 2,
+		Modes:   []string{"bpftrace", "perf", "raw"},
 		Helpers: []string{"bpf_get_stackid"},
 		Doc:     "stack trace as a value; mode bpftrace|perf|raw, limit 1..1024 frames",
 		Check: func(c Checker, call *Call) *types.Type {

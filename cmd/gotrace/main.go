@@ -88,6 +88,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		ChildCommand: c.cmd != "" || c.debug > 0 || c.explain,
 		DumpAST:      c.debug > 0,
 		Compat:       c.compat,
+		Host:         host(c.compat),
 	})
 	if c.debug > 0 || c.explain {
 		dump(stdout, c, compiled)

@@ -69,3 +69,9 @@ func (v Version) PidInTracerNS() bool { return v != V017 }
 // nsecs(monotonic) the old clock); 0.17's is CLOCK_MONOTONIC
 // (bpf_ktime_get_ns); bpftrace 0.26's documentation says "defaults to boot".
 func (v Version) NsecsBoot() bool { return v != V017 }
+
+// PidParseMessages: bpftrace 0.26 reports a bad -p as "Failed to parse pid:
+// invalid integer: X" / "invalid trailing bytes: X" and "Pid out of range:
+// N"; 0.17 as "pid 'X' is not a valid decimal number" and "pid 'X' out of
+// valid pid range [1,4194304]".
+func (v Version) PidParseMessages() bool { return v != V017 }

@@ -283,6 +283,8 @@ func (g *gen) Host() stdlib.Host { return g.c.opts.Host }
 
 func (g *gen) Compat() compat.Version { return g.c.res.Opts.Compat }
 
+func (g *gen) NamedParams() stdlib.NamedParams { return g.c.res.Opts.NamedParams }
+
 func (g *gen) KernelType(name string) (*types.Type, error) {
 	r := g.c.res.Opts.Resolver
 	if r == nil {

@@ -71,6 +71,8 @@ const (
 // Options configures Run.
 type Options struct {
 	Printer Printer
+	// NoFeature: kernel features not to use (--no-feature; LoadOptions).
+	NoFeature []string
 	// Stdout receives the "Attaching N probes..." line and the notify line;
 	// Stderr warnings, the verbose verifier log and loss reports.
 	Stdout  io.Writer

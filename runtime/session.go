@@ -76,7 +76,7 @@ func newSession(spec *compiler.Spec, opts Options) (*session, error) {
 
 func (s *session) run(ctx context.Context) (err error) {
 	timing.mark("before-run")
-	l, err := LoadWith(s.spec, LoadOptions{VerifyOnly: s.opts.DryRun})
+	l, err := LoadWith(s.spec, LoadOptions{VerifyOnly: s.opts.DryRun, NoFeature: s.opts.NoFeature})
 	if err != nil {
 		var ve *VerifierError
 		if s.opts.Verbose && errors.As(err, &ve) {
@@ -224,20 +224,27 @@ func (s *session) run(ctx context.Context) (err error) {
 	if s.opts.Verbose {
 		fmt.Fprintf(s.opts.Stderr, "attached %d probes in %v\n", pl.total, time.Since(start).Round(time.Millisecond))
 	}
+	notify := func() {
+		if _, ok := os.LookupEnv(notifyEnv); ok {
+			// On stderr, as bpftrace: stdout may be JSON a reader parses.
+			fmt.Fprintln(s.opts.Stderr, notifyEnv)
+		}
+	}
 	if s.opts.Compat.AttachedAfter() {
-		// bpftrace 0.26: "Attached N probes" once everything is attached.
+		// bpftrace 0.26: "Attached N probes" once everything is attached,
+		// then the runner's notify line, then BEGIN's output (which may
+		// not end in a newline).
 		if err := s.attachMessage(pl.total); err != nil {
 			return err
 		}
+		notify()
 		if holder != nil {
 			if err := holder.Release(); err != nil {
 				return fmt.Errorf("write output: %w", err)
 			}
 		}
-	}
-	if _, ok := os.LookupEnv(notifyEnv); ok {
-		// On stderr, as bpftrace: stdout may be JSON a reader parses.
-		fmt.Fprintln(s.opts.Stderr, notifyEnv)
+	} else {
+		notify()
 	}
 	if f, ok := s.opts.Stdout.(interface{ Flush() error }); ok {
 		f.Flush() // the runner waits for these lines

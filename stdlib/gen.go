@@ -111,6 +111,8 @@ type Gen interface {
 	// Host describes the machine and tracer the program is compiled for
 	// (the compiler's options; cmd/gotrace reads them).
 	Host() Host
+	// NamedParams are the program options given after "--" (getopt).
+	NamedParams() NamedParams
 	// Compat is the bpftrace release the program follows.
 	Compat() compat.Version
 	// KernelType looks up a named kernel or C type ("struct task_struct").

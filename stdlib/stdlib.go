@@ -78,6 +78,8 @@ type Checker interface {
 	ConstStr(e lang.Expr) (string, bool)
 	// Unsafe reports whether --unsafe was given.
 	Unsafe() bool
+	// NamedParams are the program options given after "--" (getopt).
+	NamedParams() NamedParams
 	// NoCpid reports that no -c command is given (cpid has no value).
 	NoCpid() bool
 	// LookupType resolves a named type ("struct task_struct") through the

@@ -36,8 +36,24 @@ type config struct {
 	metrics     string
 	explain     bool // `gotrace explain ...`
 	compat      compat.Version
-	compatSet   bool // --compat given (it wins over GOTRACE_COMPAT)
+	compatSet   bool   // --compat given (it wins over GOTRACE_COMPAT)
+	pidStr      string // -p/--pid as given: validated by checkPid once --compat is known
+
+	// bpftrace 0.26's options.
+	mode        string   // --mode (--test, --bench, --fmt): "" or one of modes
+	probeFilter string   // --probe-filter REGEX
+	traceable   string   // --traceable-functions FILE
+	debuginfo   []string // --debuginfo DIR[:DIR]
+	noFeature   []string // --no-feature FEATURE[,FEATURE]
+	namedParams []string // program options after "--": "name" or "name=value"
+	debugStages []string // -d STAGE / --debug STAGE (0.26), beside 0.17's bare -d
 }
+
+// modes are the values of bpftrace 0.26's --mode.
+var modes = []string{"codegen", "compiler-bench", "bench", "test", "format"}
+
+// features are the values of bpftrace 0.26's --no-feature.
+var features = []string{"kprobe_multi", "kprobe_session", "uprobe_multi"}
 
 // usageError is a command-line mistake: its message is printed, then the
 // usage text, and gotrace exits 1.
@@ -151,6 +167,64 @@ func parseArgs(args []string) (*config, error) {
 				c.includes = append(c.includes, v)
 			case "metrics":
 				c.metrics, err = getVal()
+			case "pid":
+				c.pidStr, err = getVal()
+				c.hasPid = err == nil
+			case "output":
+				c.output, err = getVal()
+			case "quiet":
+				c.quiet = true
+			case "verbose":
+				c.verbose = true
+			case "list":
+				c.list = true
+			case "cmd":
+				c.cmd, err = getVal()
+			case "warnings":
+				c.helperCheck++
+			case "debug":
+				var v string
+				if v, err = getVal(); err == nil {
+					err = c.addDebugStages(v)
+				}
+			case "mode":
+				var v string
+				if v, err = getVal(); err == nil {
+					if !contains(modes, v) {
+						return nil, fmt.Errorf("USAGE: --mode can only be 'codegen', 'compiler-bench', 'bench', 'test' or 'format'.")
+					}
+					c.mode = v
+				}
+			case "test", "bench", "fmt":
+				if c.mode != "" {
+					return nil, fmt.Errorf("USAGE: --%s conflicts with existing --mode", name)
+				}
+				c.mode = map[string]string{"test": "test", "bench": "bench", "fmt": "format"}[name]
+			case "probe-filter":
+				c.probeFilter, err = getVal()
+			case "traceable-functions":
+				c.traceable, err = getVal()
+			case "debuginfo":
+				var v string
+				if v, err = getVal(); err == nil {
+					for _, d := range strings.Split(v, ":") {
+						if d != "" {
+							c.debuginfo = append(c.debuginfo, d)
+						}
+					}
+				}
+			case "no-feature":
+				var v string
+				if v, err = getVal(); err == nil {
+					for _, f := range strings.Split(v, ",") {
+						if !contains(features, f) {
+							return nil, fmt.Errorf("USAGE: --no-feature can only have values 'kprobe_multi,kprobe_session,uprobe_multi'.")
+						}
+						c.noFeature = append(c.noFeature, f)
+					}
+				}
+			case "btf":
+				// bpftrace 0.26 accepts and ignores it (BTF is always used).
 			case "compat":
 				var v string
 				if v, err = getVal(); err == nil {
@@ -193,7 +267,17 @@ func parseArgs(args []string) (*config, error) {
 			case 'v':
 				c.verbose = true
 			case 'd':
-				c.debug++
+				// bpftrace 0.26's -d STAGE[,STAGE], beside 0.17's bare -d/-dd: a
+				// value is taken when it names stages.
+				if j+1 == len(cluster) && i+1 < len(args) && isStageList(args[i+1]) {
+					i++
+					err = c.addDebugStages(args[i])
+				} else if j+1 < len(cluster) && isStageList(cluster[j+1:]) {
+					err = c.addDebugStages(cluster[j+1:])
+					j = len(cluster)
+				} else {
+					c.debug++
+				}
 			case 'k':
 				c.helperCheck++
 			case 'l':
@@ -211,14 +295,8 @@ func parseArgs(args []string) (*config, error) {
 				v, err = value()
 				c.buffering = v
 			case 'p':
-				v, err = value()
-				if err == nil {
-					pid, perr := strconv.ParseUint(v, 10, 31)
-					if perr != nil || v == "" || v[0] == '+' {
-						return nil, fmt.Errorf("pid '%s' is not a valid decimal number", v)
-					}
-					c.pid, c.hasPid = int(pid), true
-				}
+				c.pidStr, err = value()
+				c.hasPid = err == nil
 			case 'c':
 				v, err = value()
 				c.cmd = v
@@ -233,7 +311,15 @@ func parseArgs(args []string) (*config, error) {
 			}
 		}
 	}
-	rest = append(rest, args[i:]...)
+	// After "--": bpftrace 0.26's named program options (--name[=value]),
+	// and positional parameters.
+	for _, a := range args[i:] {
+		if name, ok := strings.CutPrefix(a, "--"); ok && name != "" {
+			c.namedParams = append(c.namedParams, name)
+			continue
+		}
+		rest = append(rest, a)
+	}
 	switch {
 	case c.list:
 		if c.program == "" && len(rest) > 0 {
@@ -299,4 +385,75 @@ func envInt(name string, def int) (int, error) {
 		return 0, fmt.Errorf("env var GOTRACE_%s (or BPFTRACE_%s) must be a non-negative integer, got '%s'", name, name, v)
 	}
 	return int(n), nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// debugStageNames are the stages bpftrace 0.26's -d STAGE prints.
+var debugStageNames = []string{"ast", "types", "codegen", "codegen-opt", "libbpf", "verifier", "parse", "dis"}
+
+// addDebugStages reads bpftrace 0.26's -d/--debug STAGE[,STAGE] ("all" for
+// every stage). gotrace prints its stages for any of them, as -d does.
+func (c *config) addDebugStages(v string) error {
+	for _, st := range strings.Split(v, ",") {
+		if st == "" {
+			continue
+		}
+		if st != "all" && !contains(debugStageNames, st) {
+			return fmt.Errorf("USAGE: invalid option for -d: %s", st)
+		}
+		c.debugStages = append(c.debugStages, st)
+	}
+	c.debug++
+	return nil
+}
+
+// checkPid validates -p/--pid with the message of the bpftrace release
+// followed (they differ: compat.Version.PidParseMessages).
+func checkPid(c *config) error {
+	if !c.hasPid {
+		return nil
+	}
+	v := c.pidStr
+	if c.compat.PidParseMessages() {
+		digits := 0
+		for digits < len(v) && v[digits] >= '0' && v[digits] <= '9' {
+			digits++
+		}
+		switch {
+		case digits == 0:
+			return fmt.Errorf("Failed to parse pid: invalid integer: %s", v)
+		case digits < len(v):
+			return fmt.Errorf("Failed to parse pid: invalid trailing bytes: %s", v)
+		}
+		pid, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || pid > 0x400000 {
+			return fmt.Errorf("Pid out of range: %s", v)
+		}
+		c.pid = int(pid)
+		return nil
+	}
+	pid, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || v == "" || v[0] == '+' {
+		return fmt.Errorf("pid '%s' is not a valid decimal number", v)
+	}
+	if pid < 1 || pid > 4194304 {
+		return fmt.Errorf("pid '%s' out of valid pid range [1,4194304]", v)
+	}
+	c.pid = int(pid)
+	return nil
+}
+
+// isStageList reports whether v is meant as a -d STAGE value ("ast", "all",
+// "ast,types"): its first stage is one (addDebugStages checks the others).
+func isStageList(v string) bool {
+	first, _, _ := strings.Cut(v, ",")
+	return first == "all" || contains(debugStageNames, first)
 }

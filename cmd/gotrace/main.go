@@ -38,6 +38,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if err == nil {
 		err = compatFromEnv(c, os.LookupEnv)
 	}
+	if err == nil {
+		err = checkPid(c)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		var ue *usageError
@@ -71,6 +74,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
 	}
+	if c.mode != "" {
+		// bpftrace 0.26's developer modes run bench:/test: probes or format
+		// the script; gotrace has none of them yet.
+		fmt.Fprintf(stderr, "ERROR: --mode %s is not supported by gotrace\n", c.mode)
+		return 1
+	}
+	traceable, err := readTraceable(c.traceable)
+	if err != nil {
+		fmt.Fprintf(stderr, "ERROR: %v\n", err)
+		return 1
+	}
 	strlen, err := envInt("STRLEN", 64)
 	if err != nil {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
@@ -85,10 +99,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		PID:         c.pid,
 		HelperCheck: c.helperCheck,
 		// cpid needs -c, as in bpftrace; -d and explain show any script.
-		ChildCommand: c.cmd != "" || c.debug > 0 || c.explain,
-		DumpAST:      c.debug > 0,
-		Compat:       c.compat,
-		Host:         host(c.compat),
+		ChildCommand:       c.cmd != "" || c.debug > 0 || c.explain,
+		DumpAST:            c.debug > 0,
+		Compat:             c.compat,
+		Host:               host(c.compat),
+		NamedParams:        c.namedParams,
+		ProbeFilter:        c.probeFilter,
+		TraceableFunctions: traceable,
 	})
 	if c.debug > 0 || c.explain {
 		dump(stdout, c, compiled)
@@ -120,15 +137,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	printer.P.Compat = c.compat
 	printer.P.Notices = stderr
 	opts := runtime.Options{
-		Printer: printer,
-		Stdout:  out,
-		Stderr:  stderr,
-		Quiet:   c.quiet,
-		Verbose: c.verbose,
-		PID:     c.pid,
-		DryRun:  c.dryRun,
-		Unsafe:  c.unsafe,
-		Compat:  c.compat,
+		Printer:   printer,
+		Stdout:    out,
+		Stderr:    stderr,
+		Quiet:     c.quiet,
+		Verbose:   c.verbose,
+		PID:       c.pid,
+		DryRun:    c.dryRun,
+		Unsafe:    c.unsafe,
+		Compat:    c.compat,
+		NoFeature: c.noFeature,
 		OnLoad: func(l *runtime.Loaded) {
 			// One STACK_TRACE map per (kernel/user, frame limit): stack_k,
 			// stack_u, stack_k_N, stack_u_N (compiler/ABI.md).
@@ -265,4 +283,24 @@ func dump(w io.Writer, c *config, cp *gotrace.Compiled) {
 		fmt.Fprintln(w, "\nBPF")
 		fmt.Fprint(w, cp.Spec.Dump())
 	}
+}
+
+// readTraceable reads --traceable-functions FILE: one kernel function a
+// line, as /sys/kernel/tracing/available_filter_functions lists them
+// ("name [module]"). Nil without the option.
+func readTraceable(file string) ([]string, error) {
+	if file == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the traceable functions from '%s': %v", file, err)
+	}
+	funcs := []string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			funcs = append(funcs, f[0])
+		}
+	}
+	return funcs, nil
 }

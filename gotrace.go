@@ -51,6 +51,9 @@ type Options struct {
 	// kernel functions kprobes may attach to, instead of the kernel's
 	// available_filter_functions.
 	TraceableFunctions []string
+	// DebugDirs (--debuginfo) are more directories holding the separate
+	// debug information of stripped uprobe targets.
+	DebugDirs []string
 }
 
 // Compiled is everything Compile produced, for printing stages (-d) too.
@@ -112,7 +115,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 			}
 		}
 	}
-	resolver := layout.New(layout.Options{CDecls: decls, Includes: includes, IncludeDirs: opts.IncludeDirs, Binaries: binaries})
+	resolver := layout.New(layout.Options{CDecls: decls, Includes: includes, IncludeDirs: opts.IncludeDirs, Binaries: binaries, DebugDirs: opts.DebugDirs})
 
 	res, err := check.Check(prog, check.Options{
 		Params:   opts.Params,

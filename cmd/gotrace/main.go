@@ -106,6 +106,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		NamedParams:        c.namedParams,
 		ProbeFilter:        c.probeFilter,
 		TraceableFunctions: traceable,
+		DebugDirs:          c.debuginfo,
 	})
 	if c.debug > 0 || c.explain {
 		dump(stdout, c, compiled)

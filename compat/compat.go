@@ -75,3 +75,8 @@ func (v Version) NsecsBoot() bool { return v != V017 }
 // N"; 0.17 as "pid 'X' is not a valid decimal number" and "pid 'X' out of
 // valid pid range [1,4194304]".
 func (v Version) PidParseMessages() bool { return v != V017 }
+
+// UnsafeIsUnsafe: bpftrace 0.26 refuses an unsafe function without --unsafe
+// as "F() is unsafe. To use you need the --unsafe flag"; 0.17 as "F() is
+// an unsafe function being used in safe mode".
+func (v Version) UnsafeIsUnsafe() bool { return v != V017 }

@@ -24,6 +24,8 @@ type TextPrinter struct {
 	Out    *Output
 	Spec   *compiler.Spec
 	Unsafe bool
+	// NoWarnings (--no-warnings) drops warnf() output.
+	NoWarnings bool
 	// CatMax bounds the bytes cat() prints (BPFTRACE_CAT_BYTES_MAX, 10k).
 	CatMax int
 	sym    symTracker // symbols.go
@@ -90,6 +92,8 @@ func (t *TextPrinter) Event(ev *compiler.Event, payload []byte) error {
 		return t.P.Time(ev.Format)
 	case compiler.EvHelperError:
 		return t.helperError(ev, payload)
+	case compiler.EvErrorf, compiler.EvWarnf:
+		return t.diagnostic(ev, args)
 	case compiler.EvPrintNonMap:
 		if len(args) == 0 {
 			return fmt.Errorf("print: event %d has no value", ev.ID)
@@ -207,6 +211,33 @@ func (t *TextPrinter) helperError(ev *compiler.Event, payload []byte) error {
 	d := &lang.Diagnostics{Src: t.Spec.Source}
 	msg := d.Format(lang.Diagnostic{Severity: lang.Warning, Span: ev.Pos, Msg: "Failed to " + ev.Format + ": " + what})
 	_, err := fmt.Fprintln(t.Out, msg)
+	return err
+}
+
+// diagnostic prints errorf()/warnf() on stderr as bpftrace 0.26 does: the
+// formatted message as a diagnostic at the call (warnf not with
+// --no-warnings).
+func (t *TextPrinter) diagnostic(ev *compiler.Event, args []output.Value) error {
+	sev := lang.Error
+	if ev.Kind == compiler.EvWarnf {
+		if t.NoWarnings {
+			return nil
+		}
+		sev = lang.Warning
+	}
+	msg, err := t.sprintf(ev.Format, args)
+	if err != nil {
+		return err
+	}
+	w := t.P.Notices
+	if w == nil {
+		w = os.Stderr
+	}
+	if err := t.Out.Flush(); err != nil {
+		return err
+	}
+	d := &lang.Diagnostics{Src: t.Spec.Source}
+	_, err = fmt.Fprintln(w, d.Format(lang.Diagnostic{Severity: sev, Span: ev.Pos, Msg: msg}))
 	return err
 }
 

@@ -184,6 +184,8 @@ const (
 	EvJoin
 	EvPrintNonMap
 	EvHelperError
+	EvErrorf
+	EvWarnf
 )
 
 // Gens holds the code generation of each builtin by name; the gen*.go

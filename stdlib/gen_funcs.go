@@ -16,6 +16,8 @@ import (
 
 func init() {
 	Gens["printf"] = genFormatEvent(EvPrintf)
+	Gens["errorf"] = genFormatEvent(EvErrorf)
+	Gens["warnf"] = genFormatEvent(EvWarnf)
 	Gens["system"] = genFormatEvent(EvSystem)
 	Gens["cat"] = genFormatEvent(EvCat)
 	Gens["time"] = func(g Gen, c *Call) error {

@@ -130,9 +130,14 @@ var _ = rows(
 	&Builtin{Name: "zero", Kind: MapFunc, Sig: "zero(@m)", MinArgs: 1, MaxArgs: 1,
 		Doc:   "set every value of a map to zero",
 		Check: wholeMapRule(types.NoneType)},
-	&Builtin{Name: "len", Kind: MapFunc, Sig: "len(@m)", MinArgs: 1, MaxArgs: 1,
-		Doc:   "number of elements in a map",
-		Check: wholeMapRule(types.S64)},
+	&Builtin{Name: "len", Kind: MapFunc, Sig: "len(@m) | len(kstack|ustack)", MinArgs: 1, MaxArgs: 1,
+		Doc: "number of elements in a map; frames of a stack (bpftrace 0.26)",
+		Check: func(c Checker, call *Call) *types.Type {
+			if t := call.Args[0].Type(); t != nil && t.Kind == types.Stack {
+				return checkStackLen(c, call)
+			}
+			return wholeMapRule(types.S64)(c, call)
+		}},
 	&Builtin{Name: "has_key", Kind: MapFunc, Sig: "has_key(@m, key)", MinArgs: 2, MaxArgs: 2,
 		Helpers: []string{"bpf_map_lookup_elem"}, Doc: "whether a map holds key",
 		Check: wholeMapRule(types.BoolType)},

@@ -149,6 +149,13 @@ func init() {
 		Gens[name] = genTask(name)
 	}
 	Gens["usermode"] = genUsermode
+	mapLen := Table["len"].Gen
+	Table["len"].Gen = func(g Gen, c *Call) error {
+		if t := c.Args[0].Type(); t != nil && t.Kind == types.Stack {
+			return genStackLen(g, c)
+		}
+		return mapLen(g, c)
+	}
 	Gens["probetype"] = func(g Gen, c *Call) error {
 		g.ConstResult(ProbeType(g.AttachPoint().Provider))
 		return nil
@@ -337,6 +344,43 @@ func genUsermode(g Gen, c *Call) error {
 	g.Emit(asm.Mov.Imm(asm.R0, 1))
 	g.Place(done)
 	g.Emit(asm.Mov.Reg(asm.R0, asm.R0))
+	g.SetResult(asm.R0)
+	return nil
+}
+
+// len() of a stack: its depth. A stack value holds only a stack id (the
+// frames are in a STACK_TRACE map, which BPF cannot read), so the depth is
+// that of the probe's current stack, captured again with the value's
+// kind and limit: the argument must be a stack of this probe invocation
+// (kstack/ustack or a scratch variable), not one stored in a map.
+func checkStackLen(c Checker, call *Call) *types.Type {
+	switch a := call.Args[0].(type) {
+	case *lang.CallExpr, *lang.BuiltinExpr, *lang.VarExpr:
+	default:
+		_ = a
+		c.Errorf(call.Expr, "len() of a stack needs the stack of this probe (kstack, ustack or a variable holding one), not %s", TypeName(call.Args[0].Type()))
+		return types.InvalidType
+	}
+	return types.S64
+}
+
+// genStackLen: bpf_get_stack into scratch memory returns the bytes of the
+// frames it wrote (8 per frame), or a negative error (then 0).
+func genStackLen(g Gen, c *Call) error {
+	info := c.Args[0].Type().Stack
+	frames := info.Frames()
+	t := g.TempMem(8*frames, false)
+	flags := int32(0)
+	if info.User {
+		flags = 1 << 8 // BPF_F_USER_STACK
+	}
+	g.LoadCtx(asm.R1)
+	g.TempAddr(asm.R2, t, 0)
+	g.Emit(asm.Mov.Imm(asm.R3, int32(8*frames)), asm.Mov.Imm(asm.R4, flags), asm.FnGetStack.Call())
+	ok := g.Label("stacklen")
+	g.Emit(asm.JSGE.Imm(asm.R0, 0, ok), asm.Mov.Imm(asm.R0, 0))
+	g.Place(ok)
+	g.Emit(asm.RSh.Imm(asm.R0, 3))
 	g.SetResult(asm.R0)
 	return nil
 }

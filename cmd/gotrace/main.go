@@ -135,6 +135,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	syms := sym.New(sym.Options{})
 	printer := runtime.NewTextPrinter(out, format, syms, compiled.Spec)
 	printer.Unsafe = c.unsafe
+	printer.NoWarnings = c.noWarnings
 	printer.P.Compat = c.compat
 	printer.P.Notices = stderr
 	opts := runtime.Options{

@@ -201,7 +201,11 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 		return types.InvalidType
 	}
 	if row.Unsafe && !c.opts.Unsafe {
-		c.errAt(e.Span(), "run with --unsafe to allow it", "%s() is an unsafe function being used in safe mode", e.Name)
+		if c.opts.Compat.UnsafeIsUnsafe() {
+			c.errAt(e.Span(), "", "%s() is unsafe. To use you need the --unsafe flag", e.Name)
+		} else {
+			c.errAt(e.Span(), "run with --unsafe to allow it", "%s() is an unsafe function being used in safe mode", e.Name)
+		}
 	}
 	n := len(e.Args)
 	if n < row.MinArgs || (row.MaxArgs >= 0 && n > row.MaxArgs) {

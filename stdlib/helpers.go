@@ -31,6 +31,8 @@ var KernelHelpers = map[asm.BuiltinFunc]KernelHelper{
 	asm.FnGetCurrentComm:             {"bpf_get_current_comm", "4.2"},
 	asm.FnGetStackid:                 {"bpf_get_stackid", "4.6"},
 	asm.FnGetCurrentTask:             {"bpf_get_current_task", "4.8"},
+	asm.FnProbeWriteUser:             {"bpf_probe_write_user", "4.8"},
+	asm.FnGetStack:                   {"bpf_get_stack", "4.18"},
 	asm.FnProbeReadStr:               {"bpf_probe_read_str", "4.11"},
 	asm.FnGetNumaNodeId:              {"bpf_get_numa_node_id", "4.10"},
 	asm.FnOverrideReturn:             {"bpf_override_return", "4.16"},

@@ -382,37 +382,8 @@ var _ = rows(
 			}
 			return &types.Type{Kind: types.Strerror, Size: 8}
 		}},
-	&Builtin{Name: "signal", Kind: Func, Sig: "signal(string|int sig)", MinArgs: 1, MaxArgs: 1, Unsafe: true,
-		Helpers: []string{"bpf_send_signal"}, Doc: "send a signal to the current process (needs --unsafe)",
-		Check: func(c Checker, call *Call) *types.Type {
-			if !notIn(c, call, "BEGIN", "END", "interval") {
-				return types.InvalidType
-			}
-			a := call.Args[0]
-			if s, ok := c.ConstStr(a); ok {
-				name := s
-				if !strings.HasPrefix(name, "SIG") {
-					name = "SIG" + name
-				}
-				if _, ok := Signals[name]; !ok {
-					c.Errorf(call.Expr, "%s is not a valid signal", s)
-					return types.InvalidType
-				}
-				return types.NoneType
-			}
-			if v, ok := c.ConstInt(a); ok {
-				if v < 1 || v > 64 {
-					c.Errorf(call.Expr, "%d is not a valid signal, allowed range: [1,64]", v)
-					return types.InvalidType
-				}
-				return types.NoneType
-			}
-			if t := a.Type(); !invalid(t) && !isInt(t) {
-				c.Errorf(call.Expr, "signal() only accepts a string literal or integer (%s provided)", KindOfValue(t))
-				return types.InvalidType
-			}
-			return types.NoneType
-		}},
+	signalRow("signal", "bpf_send_signal", "send a signal to the current process (needs --unsafe)"),
+	signalRow("signal_thread", "bpf_send_signal_thread", "send a signal to the current thread (needs --unsafe)"),
 	&Builtin{Name: "override", Kind: Func, Sig: "override(int rc)", MinArgs: 1, MaxArgs: 1, Unsafe: true,
 		Probes: kprobeOnly, Helpers: []string{"bpf_override_return"},
 		Doc: "override the return value of the probed kernel function (needs --unsafe, error-injectable functions)",
@@ -529,4 +500,40 @@ func strLitRule(result *types.Type) func(Checker, *Call) *types.Type {
 		}
 		return result
 	}
+}
+
+// signalRow is signal() or signal_thread() (bpftrace 0.26: to the current
+// thread).
+func signalRow(name, helper, doc string) *Builtin {
+	return &Builtin{Name: name, Kind: Func, Sig: name + "(string|int sig)", MinArgs: 1, MaxArgs: 1, Unsafe: true,
+		Helpers: []string{helper}, Doc: doc,
+		Check: func(c Checker, call *Call) *types.Type {
+			if !notIn(c, call, "BEGIN", "END", "interval") {
+				return types.InvalidType
+			}
+			a := call.Args[0]
+			if s, ok := c.ConstStr(a); ok {
+				name := s
+				if !strings.HasPrefix(name, "SIG") {
+					name = "SIG" + name
+				}
+				if _, ok := Signals[name]; !ok {
+					c.Errorf(call.Expr, "%s is not a valid signal", s)
+					return types.InvalidType
+				}
+				return types.NoneType
+			}
+			if v, ok := c.ConstInt(a); ok {
+				if v < 1 || v > 64 {
+					c.Errorf(call.Expr, "%d is not a valid signal, allowed range: [1,64]", v)
+					return types.InvalidType
+				}
+				return types.NoneType
+			}
+			if t := a.Type(); !invalid(t) && !isInt(t) {
+				c.Errorf(call.Expr, "%s() only accepts a string literal or integer (%s provided)", name, KindOfValue(t))
+				return types.InvalidType
+			}
+			return types.NoneType
+		}}
 }

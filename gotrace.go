@@ -54,6 +54,9 @@ type Options struct {
 	// DebugDirs (--debuginfo) are more directories holding the separate
 	// debug information of stripped uprobe targets.
 	DebugDirs []string
+	// MapKeysMax is the entries of a keyed map (BPFTRACE_MAX_MAP_KEYS);
+	// 0 is 4096.
+	MapKeysMax uint32
 }
 
 // Compiled is everything Compile produced, for printing stages (-d) too.
@@ -139,6 +142,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		// the kernel's perf events (compiler/syscalls.go).
 		SyscallTracepoints: syscallMode(),
 		Host:               opts.Host,
+		MapKeysMax:         opts.MapKeysMax,
 	})
 	if err != nil {
 		// A compiler error has a place in the script: print it as a

@@ -66,38 +66,65 @@ const usage = `USAGE:
     gotrace [options] - <stdin input>
     gotrace [options] -e 'program' [args...]
     gotrace explain [options] filename|-e 'program'
+    use -- after filename/-e 'program' for named program options (getopt)
+    gotrace --help builtins     every builtin variable and function
 
 OPTIONS:
-    -B MODE        output buffering mode ('line', 'full', 'none')
+    -e 'program'   execute this program (the last -e wins)
+    -l, --list [search|filename]
+                   list probes (wildcards allowed) or the probes of a program
+    -v, --verbose  verbose messages (with -l: probe arguments; at exit: hits and cost per probe)
+    -h, --help     show this help message (--help builtins: the builtin reference)
+    -V, --version  print the version
+    --info         print what this kernel supports
+
+    -p, --pid PID  trace only PID (and enable USDT probes on it)
+    -c, --cmd CMD  run CMD, trace it, and exit when it exits
+    --usdt-file-activation
+                   activate USDT semaphores by file path (always done)
+
+    -o, --output FILE
+                   redirect output to FILE
     -f FORMAT      output format ('text', 'json')
-    -o file        redirect output to file
-    -e 'program'   execute this program
-    -h, --help     show this help message
+    -B MODE        output buffering mode ('line', 'full', 'none')
+    -q, --quiet    keep messages quiet
+    -k, --warnings emit a warning when a bpf helper returns an error
+    --no-warnings  disable all warning messages (and warnf())
+
     -I DIR         add the directory to the include search path
     --include FILE add an #include file before the script
-    -l [search]    list probes (wildcards allowed)
-    -p PID         trace only PID (and enable USDT probes on it)
-    -c 'CMD'       run CMD, trace it, and exit when it exits
-    --unsafe       allow unsafe builtin functions (system, signal, override)
-    -q             keep messages quiet
-    -k             emit a warning when a bpf helper returns an error
-    -V, --version  print the version
-    --no-warnings  disable all warning messages
+    --debuginfo DIR[:DIR]
+                   more directories holding stripped binaries' debug info
+    --traceable-functions FILE
+                   the kernel functions kprobes may attach to, one a line
+
+    --unsafe       allow unsafe builtin functions (system, signal, override, write_user)
+    --no-feature FEATURE[,FEATURE]
+                   do not use detected features ('kprobe_multi', 'uprobe_multi', 'kprobe_session')
     --metrics ADDR serve the script's maps as Prometheus metrics on ADDR
     --compat VER   follow bpftrace VER where releases differ: 0.26 (default) or 0.17
 
+DEVELOPER OPTIONS:
+    --mode MODE    ('codegen', 'compiler-bench', 'bench', 'test', 'format'): not in gotrace yet
+    --test, --bench, --fmt
+                   --mode test, --mode bench, --mode format
+    --probe-filter REGEX
+                   only run the probes whose name matches REGEX
+
 TROUBLESHOOTING OPTIONS:
-    -v             verbose messages (with -l: probe arguments; at exit: hits and cost per probe)
-    -d             (dry run) print the AST, the typed program and the BPF instructions
+    -d, --debug [STAGE]
+                   (dry run) print the AST, the typed program and the BPF instructions
+                   (STAGE: 'all', 'ast', 'types', 'codegen', 'codegen-opt', 'libbpf', 'verifier')
     -dd            (dry run) as -d, more verbose
     --dry-run      compile and load into the verifier, attach nothing
 
-ENVIRONMENT (each also accepted with the BPFTRACE_ prefix):
-    GOTRACE_STRLEN             [default: 64] bytes per str()
-    GOTRACE_MAP_KEYS_MAX       [default: 4096] max keys in a map
-    GOTRACE_MAX_PROBES         [default: 512] max number of probes
-    GOTRACE_PERF_RB_PAGES      [default: 64] pages per CPU for the event ring buffer
-    GOTRACE_NO_CPP_DEMANGLE    [default: 0] disable C++ symbol demangling
+ENVIRONMENT (each as BPFTRACE_NAME or GOTRACE_NAME; bpftrace 0.17's names also accepted):
+    BPFTRACE_MAX_STRLEN        [default: 64] bytes per str() (0.17: BPFTRACE_STRLEN)
+    BPFTRACE_MAX_MAP_KEYS      [default: 4096] max keys in a map (0.17: BPFTRACE_MAP_KEYS_MAX)
+    BPFTRACE_MAX_PROBES        [default: 512] max number of probes
+    BPFTRACE_MAX_CAT_BYTES     [default: 10240] bytes cat() prints (0.17: BPFTRACE_CAT_BYTES_MAX)
+    BPFTRACE_PERF_RB_PAGES     [default: 64] pages per CPU for the event ring buffer
+    BPFTRACE_NO_CPP_DEMANGLE   [default: 0] disable C++ symbol demangling
     GOTRACE_STACK_MAP_ENTRIES  [default: 4096] stacks each stack map holds
     GOTRACE_SYSCALL_TRACEPOINTS [default: auto] raw|perf: how syscalls:* tracepoints attach
     GOTRACE_COMPAT             [default: 0.26] as --compat (GOTRACE_ spelling only)
@@ -105,10 +132,12 @@ ENVIRONMENT (each also accepted with the BPFTRACE_ prefix):
 EXAMPLES:
 gotrace -l '*sleep*'
     list probes containing "sleep"
-gotrace -e 'tracepoint:syscalls:sys_enter_openat { printf("%s %s\n", comm, str(args->filename)); }'
+gotrace -e 'tracepoint:syscalls:sys_enter_openat { printf("%s %s\n", comm, str(args.filename)); }'
     trace files opened, by process name
 gotrace -e 'tracepoint:raw_syscalls:sys_enter { @[comm] = count(); }'
     count syscalls by process name
+gotrace -e 'begin { print(getopt("n", 10)); }' -- --n=3
+    a named program option
 `
 
 // parseArgs parses the command line as bpftrace does: options first (short
@@ -374,9 +403,29 @@ func env(name string) (string, bool) {
 	return os.LookupEnv("BPFTRACE_" + name)
 }
 
-// envInt reads a numeric GOTRACE_/BPFTRACE_ setting, with def when unset.
+// envNames are the settings bpftrace 0.26 renamed: its name first (as
+// GOTRACE_ or BPFTRACE_), then bpftrace 0.17's, both accepted.
+var envNames = map[string][]string{
+	"STRLEN":        {"MAX_STRLEN", "STRLEN"},
+	"MAP_KEYS_MAX":  {"MAX_MAP_KEYS", "MAP_KEYS_MAX"},
+	"CAT_BYTES_MAX": {"MAX_CAT_BYTES", "CAT_BYTES_MAX"},
+}
+
+// envInt reads a numeric GOTRACE_/BPFTRACE_ setting, with def when unset;
+// a setting bpftrace 0.26 renamed is read under both names (envNames).
 func envInt(name string, def int) (int, error) {
-	v, ok := env(name)
+	names := envNames[name]
+	if names == nil {
+		names = []string{name}
+	}
+	var v string
+	var ok bool
+	for _, n := range names {
+		if v, ok = env(n); ok {
+			name = n
+			break
+		}
+	}
 	if !ok || v == "" {
 		return def, nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/gotrace/gotrace/runtime/metrics"
 	"github.com/gotrace/gotrace/runtime/output"
 	"github.com/gotrace/gotrace/runtime/sym"
+	"github.com/gotrace/gotrace/stdlib"
 )
 
 const version = "v0.1.0"
@@ -50,6 +51,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return 1
 	}
 	switch {
+	case c.help && c.file == "builtins":
+		// The builtin reference, generated from the stdlib table.
+		if err := stdlib.WriteReference(stdout); err != nil {
+			fmt.Fprintf(stderr, "ERROR: %v\n", err)
+			return 1
+		}
+		return 0
 	case c.help:
 		io.WriteString(stdout, usage)
 		return 0
@@ -90,6 +98,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
 	}
+	mapKeys, err := envInt("MAP_KEYS_MAX", 0)
+	if err != nil {
+		fmt.Fprintf(stderr, "ERROR: %v\n", err)
+		return 1
+	}
+	catMax, err := envInt("CAT_BYTES_MAX", 10<<10)
+	if err != nil {
+		fmt.Fprintf(stderr, "ERROR: %v\n", err)
+		return 1
+	}
 	compiled, err := gotrace.Compile(src, gotrace.Options{
 		Params:      c.params,
 		StrLen:      strlen,
@@ -107,6 +125,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		ProbeFilter:        c.probeFilter,
 		TraceableFunctions: traceable,
 		DebugDirs:          c.debuginfo,
+		MapKeysMax:         uint32(mapKeys),
 	})
 	if c.debug > 0 || c.explain {
 		dump(stdout, c, compiled)
@@ -136,6 +155,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	printer := runtime.NewTextPrinter(out, format, syms, compiled.Spec)
 	printer.Unsafe = c.unsafe
 	printer.NoWarnings = c.noWarnings
+	printer.CatMax = catMax
 	printer.P.Compat = c.compat
 	printer.P.Notices = stderr
 	opts := runtime.Options{

@@ -8,6 +8,7 @@
 package stdlib
 
 import (
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 )
@@ -33,6 +34,9 @@ type Builtin struct {
 	Sig string
 	// MinArgs, MaxArgs bound the argument count (-1: unbounded).
 	MinArgs, MaxArgs int
+	// MaxArgs017, when set, is MaxArgs under --compat 0.17 (a builtin
+	// bpftrace 0.26 gave optional arguments: hist(n, k)).
+	MaxArgs017 int
 	// Probes lists the probe providers where the builtin is allowed (nil: all).
 	Probes []string
 	// Unsafe builtins need --unsafe.
@@ -80,6 +84,8 @@ type Checker interface {
 	Unsafe() bool
 	// NamedParams are the program options given after "--" (getopt).
 	NamedParams() NamedParams
+	// Compat is the bpftrace release the script follows.
+	Compat() compat.Version
 	// NoCpid reports that no -c command is given (cpid has no value).
 	NoCpid() bool
 	// LookupType resolves a named type ("struct task_struct") through the

@@ -208,6 +208,12 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 		}
 	}
 	n := len(e.Args)
+	if c.opts.Compat.Legacy() && row.MaxArgs017 > 0 {
+		// A builtin bpftrace 0.26 gave more arguments (hist(n, k)).
+		r := *row
+		r.MaxArgs = row.MaxArgs017
+		row = &r
+	}
 	if n < row.MinArgs || (row.MaxArgs >= 0 && n > row.MaxArgs) {
 		c.errorf(e, "%s", arityMsg(row, n))
 		return types.InvalidType

@@ -30,7 +30,7 @@ func TestV026Builtins(t *testing.T) {
 	requireTracing(t)
 	cases := []struct {
 		name, script, want string
-		flags               []string
+		flags              []string
 	}{
 		// pid(), __builtin_tid ... are the variables (bpftrace 0.26's stdlib
 		// macros); pid(init) is pid outside a pid namespace.

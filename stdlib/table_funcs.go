@@ -18,11 +18,12 @@ func fixed(t *types.Type) func(Checker, *Call) *types.Type {
 // StackModes are the modes kstack/ustack accept as their first argument.
 var StackModes = map[string]types.StackMode{
 	"bpftrace": types.StackBpftrace, "perf": types.StackPerf, "raw": types.StackRaw,
+	"build_id": types.StackBuildID, // ustack only
 }
 
 func stackRow(name string, user bool) *Builtin {
 	return &Builtin{Name: name, Kind: Func, Sig: name + "([mode][, int limit])", MinArgs: 0, MaxArgs: 2,
-		Modes:   []string{"bpftrace", "perf", "raw"},
+		Modes:   stackModes(user),
 		Helpers: []string{"bpf_get_stackid"},
 		Doc:     "stack trace as a value; mode bpftrace|perf|raw, limit 1..1024 frames",
 		Check: func(c Checker, call *Call) *types.Type {
@@ -31,6 +32,10 @@ func stackRow(name string, user bool) *Builtin {
 			if len(args) > 0 {
 				if id, ok := args[0].(*lang.IdentExpr); ok {
 					if m, ok := StackModes[id.Name]; ok {
+						if m == types.StackBuildID && !user {
+							c.Errorf(call.Expr, "'build_id' stack mode can only be used for ustack")
+							return types.InvalidType
+						}
 						mode = m
 						args = args[1:]
 					}
@@ -59,6 +64,10 @@ func stackRow(name string, user bool) *Builtin {
 			return StackType(user, mode, limit)
 		}}
 }
+
+// stackModes are the modes kstack (bpftrace, perf, raw) or ustack (and
+// build_id: the frames as build ID and file offset) take.
+func stackModes(bool) []string { return []string{"bpftrace", "perf", "raw", "build_id"} }
 
 func isConstLike(e lang.Expr) bool {
 	switch e.(type) {

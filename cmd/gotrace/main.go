@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	goruntime "runtime"
 	"strings"
 
 	"github.com/gotrace/gotrace"
@@ -21,6 +22,11 @@ import (
 )
 
 const version = "v0.1.0"
+
+// init keeps the main goroutine on the process's first thread, so that
+// BEGIN and END, which run from it, see tid == pid as in bpftrace (whose
+// BEGIN probe fires on its main thread).
+func init() { goruntime.LockOSThread() }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))

@@ -2,13 +2,15 @@ package stdlib
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/cilium/ebpf/asm"
 
+	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 )
 
-// bpftrace 0.26's small helpers: strlen, has_cpid, write_user.
+// bpftrace 0.26's small helpers: strlen, has_cpid, write_user, assert.
 
 // maxStrlenUnroll bounds the string strlen() scans (one compare a byte).
 const maxStrlenUnroll = 8192
@@ -128,4 +130,44 @@ func genWriteUser(g Gen, c *Call) error {
 	g.Free(dst)
 	g.SetResult(asm.R0)
 	return nil
+}
+
+var _ = rows(&Builtin{Name: "assert", Kind: Func, Sig: "assert(bool cond, string msg)", MinArgs: 2, MaxArgs: 2,
+	Helpers: []string{"bpf_ringbuf_output"},
+	Doc:     "when cond is false: msg as an error at the call (as errorf), then exit(1)",
+	Check: func(c Checker, call *Call) *types.Type {
+		if t := call.Args[0].Type(); t == nil || !t.IsInteger() && t.Kind != types.Pointer {
+			c.Errorf(call.Expr, "assert() expects a condition (%s provided)", TypeName(t))
+			return types.InvalidType
+		}
+		if _, ok := call.Args[1].(*lang.StrLit); !ok {
+			c.Errorf(call.Expr, "assert() expects a string literal as its message")
+			return types.InvalidType
+		}
+		return types.NoneType
+	}})
+
+func init() {
+	Gens["assert"] = func(g Gen, c *Call) error {
+		cond, err := g.EvalInt(c.Args[0])
+		if err != nil {
+			return err
+		}
+		ok := g.Label("assertok")
+		g.Emit(asm.JNE.Imm(cond, 0, ok))
+		g.Free(cond)
+		msg := c.Args[1].(*lang.StrLit).Value
+		if _, err := g.Event(EvErrorf, strings.ReplaceAll(msg, "%", "%%"), "", nil); err != nil {
+			return err
+		}
+		code := &lang.IntLit{Value: 1, Text: "1"}
+		code.SetType(types.S64)
+		if _, err := g.Event(EvExit, "", "", []lang.Expr{code}); err != nil {
+			return err
+		}
+		g.Return()
+		g.Place(ok)
+		return nil
+	}
+	attachGens()
 }

@@ -143,6 +143,11 @@ begin { errorf("bad %d, %s", 10, "x"); warnf("careful %d", 1); exit() }
 	if r.ExitCode != 0 || !strings.Contains(r.Stderr, want) {
 		t.Errorf("exit %d; stderr:\n%s\nwant it to hold:\n%s", r.ExitCode, r.Stderr, want)
 	}
+	// assert: the message as an error at the call, then exit(1).
+	r = v26(t, "-e", `begin { $x = 1; assert($x == 1, "one"); printf("after\n"); assert($x == 2, "x is not 2"); printf("not here\n"); }`)
+	if r.ExitCode != 1 || stdoutOf(r) != "after" || !strings.Contains(r.Stderr, "stdin:1:60-89: ERROR: x is not 2\n") {
+		t.Errorf("assert: exit %d, stdout %q, stderr:\n%s", r.ExitCode, r.Stdout, r.Stderr)
+	}
 	r = v26(t, "--no-warnings", "-e", script)
 	if strings.Contains(r.Stderr, "WARNING") || !strings.Contains(r.Stderr, "ERROR: bad 10, x") {
 		t.Errorf("--no-warnings: stderr:\n%s", r.Stderr)

@@ -270,3 +270,35 @@ int main(void) { usleep(300000); for (int i = 0; i < 50; i++) { fn(i, 'x'); usle
 		t.Errorf("without --debuginfo: exit 0, want no debug information")
 	}
 }
+
+// TestDebugStages: bpftrace 0.26's -d STAGE prints that stage only; bare
+// -d (0.17) and -d all print every one.
+func TestDebugStages(t *testing.T) {
+	heads := func(args ...string) string {
+		var out, errb bytes.Buffer
+		if code := run(append(args, "-e", "BEGIN { @x = 1; }"), nil, &out, &errb); code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, errb.String())
+		}
+		var got []string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if l == "AST" || l == "Typed program" || l == "BPF" {
+				got = append(got, l)
+			}
+		}
+		return strings.Join(got, ",")
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-d"}, "AST,Typed program,BPF"},
+		{[]string{"-d", "all"}, "AST,Typed program,BPF"},
+		{[]string{"-d", "types"}, "Typed program"},
+		{[]string{"--debug", "ast,codegen"}, "AST,BPF"},
+		{[]string{"-dcodegen"}, "BPF"},
+	} {
+		if got := heads(c.args...); got != c.want {
+			t.Errorf("%q: stages %q, want %q", c.args, got, c.want)
+		}
+	}
+}

@@ -291,7 +291,22 @@ func dump(w io.Writer, c *config, cp *gotrace.Compiled) {
 	if cp == nil {
 		return
 	}
-	if cp.AST != "" || (cp.Prog != nil && cp.Checked == nil) {
+	// -d STAGE (bpftrace 0.26) prints only the stages named: ast the parsed
+	// program, types the typed one, codegen (and codegen-opt, dis) the BPF;
+	// bare -d and "all" print every stage.
+	want := func(stages ...string) bool {
+		if len(c.debugStages) == 0 {
+			return true
+		}
+		for _, st := range c.debugStages {
+			if st == "all" || contains(stages, st) {
+				return true
+			}
+		}
+		return false
+	}
+	printed := false
+	if want("ast", "parse") && (cp.AST != "" || (cp.Prog != nil && cp.Checked == nil)) {
 		// The parsed program before the checker typed it.
 		ast := cp.AST
 		if ast == "" {
@@ -299,16 +314,21 @@ func dump(w io.Writer, c *config, cp *gotrace.Compiled) {
 		}
 		fmt.Fprintln(w, "AST")
 		fmt.Fprint(w, ast)
+		printed = true
 	}
-	if cp.Checked != nil {
-		if cp.AST != "" {
+	if want("types") && cp.Checked != nil {
+		if printed {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintln(w, "Typed program")
 		fmt.Fprint(w, check.Dump(cp.Checked))
+		printed = true
 	}
-	if cp.Spec != nil {
-		fmt.Fprintln(w, "\nBPF")
+	if want("codegen", "codegen-opt", "dis") && cp.Spec != nil {
+		if printed {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, "BPF")
 		fmt.Fprint(w, cp.Spec.Dump())
 	}
 }

@@ -237,7 +237,8 @@ type progKind struct {
 
 func kindOf(ap *lang.AttachPoint) (progKind, error) {
 	switch ap.Provider {
-	case "BEGIN", "END":
+	case "BEGIN", "END", "bench", "test":
+		// Run with BPF_PROG_TEST_RUN, never attached (bench: --mode bench).
 		return progKind{typ: ebpf.RawTracepoint, abbrev: strings.ToLower(ap.Provider)}, nil
 	case "tracepoint":
 		return progKind{typ: ebpf.TracePoint, abbrev: "tp"}, nil

@@ -214,6 +214,9 @@ func (t *TextPrinter) helperError(ev *compiler.Event, payload []byte) error {
 	return err
 }
 
+// Benchmarks prints the bench:NAME results (--mode bench).
+func (t *TextPrinter) Benchmarks(res []output.Bench) error { return t.P.Benchmarks(res) }
+
 // diagnostic prints errorf()/warnf() on stderr as bpftrace 0.26 does: the
 // formatted message as a diagnostic at the call (warnf not with
 // --no-warnings).

@@ -18,6 +18,7 @@ import (
 	"github.com/cilium/ebpf/ringbuf"
 
 	"github.com/gotrace/gotrace/compiler"
+	"github.com/gotrace/gotrace/runtime/output"
 )
 
 // notifyEnv is the variable bpftrace's test runner sets to learn when every
@@ -204,6 +205,20 @@ func (s *session) run(ctx context.Context) (err error) {
 		return err
 	}
 	timing.mark("begin")
+	if len(pl.bench) > 0 && s.opts.Mode != "bench" {
+		return fmt.Errorf("bench:%s: bench probes run with --mode bench (or --bench)", pl.bench[0].name)
+	}
+	if s.opts.Mode == "bench" {
+		res, err := l.RunBench(pl)
+		if err != nil {
+			return err
+		}
+		if bp, ok := s.opts.Printer.(interface{ Benchmarks([]output.Bench) error }); ok {
+			if err := bp.Benchmarks(res); err != nil {
+				return err
+			}
+		}
+	}
 
 	// SIGINT/SIGTERM are caught from here on, before the probes attach and
 	// the notify line tells a runner it may interrupt: a signal that came
@@ -266,7 +281,7 @@ func (s *session) run(ctx context.Context) (err error) {
 		pidDone = watchPID(s.opts.PID, stop)
 	}
 	var timeout <-chan time.Time
-	if s.opts.Compat.ExitAfterBeginEnd() && len(pl.groups) == 0 && child == nil && s.opts.PID == 0 {
+	if s.opts.Mode == "bench" || s.opts.Compat.ExitAfterBeginEnd() && len(pl.groups) == 0 && child == nil && s.opts.PID == 0 {
 		// Only BEGIN/END probes: nothing can fire any more, so bpftrace
 		// 0.26 ends right after BEGIN (0.17 waits for Ctrl-C).
 		now := make(chan time.Time, 1)

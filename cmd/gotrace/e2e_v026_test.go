@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -177,7 +178,8 @@ func TestV026CommandLineErrors(t *testing.T) {
 			"ERROR: unexpected program option: --zz\nHINT: expected program options:\n  --aa\n"},
 		{[]string{"-e", `begin { print(getopt("aa", 1)); }`, "--", "--aa=x"},
 			"stdin:1:9-30: ERROR: program option --aa expects an integer, got 'x'\n"},
-		{[]string{"--mode", "bench", "-e", "bench:a {}"}, "ERROR: --mode bench is not supported by gotrace\n"},
+		{[]string{"--mode", "test", "-e", "test:a {}"}, "ERROR: --mode test is not supported by gotrace\n"},
+		{[]string{"-e", "bench:a { @ = count(); }"}, "ERROR: bench:a: bench probes run with --mode bench (or --bench)\n"},
 		{[]string{"--no-feature", "bogus", "-e", "begin {}"}, "ERROR: USAGE: --no-feature can only have values 'kprobe_multi,kprobe_session,uprobe_multi'.\n"},
 	}
 	for _, c := range cases {
@@ -300,5 +302,20 @@ func TestDebugStages(t *testing.T) {
 		if got := heads(c.args...); got != c.want {
 			t.Errorf("%q: stages %q, want %q", c.args, got, c.want)
 		}
+	}
+}
+
+// TestV026Bench: --mode bench (--bench) runs each bench:NAME probe
+// repeatedly after BEGIN and prints bpftrace 0.26's table, or its JSON.
+func TestV026Bench(t *testing.T) {
+	requireTracing(t)
+	r := v26(t, "--bench", "-e", `begin { printf("begin\n"); } bench:a { @a = count(); } bench:b { @b = count(); } end { clear(@a); clear(@b); }`)
+	re := regexp.MustCompile(`^begin\nBenchmark {32}Time\(ns\) {7}Iterations\n-{66}\na {40}(\d+) +(\d+)\nb {40}\d+ +\d+\n`)
+	if r.ExitCode != 0 || !re.MatchString(strings.TrimLeft(r.Stdout, "\n")) {
+		t.Errorf("exit %d; stdout:\n%s\nstderr:\n%s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	r = v26(t, "-q", "-f", "json", "--mode", "bench", "-e", `bench:a { @ = count(); } end { clear(@); }`)
+	if !regexp.MustCompile(`(?m)^\{"type": "benchmark_result", "data": \{"a": \{"average": \d+, "iters": [1-9]\d*\}\}\}$`).MatchString(r.Stdout) {
+		t.Errorf("json: stdout:\n%s", r.Stdout)
 	}
 }

@@ -105,9 +105,10 @@ OPTIONS:
     --compat VER   follow bpftrace VER where releases differ: 0.26 (default) or 0.17
 
 DEVELOPER OPTIONS:
-    --mode MODE    ('codegen', 'compiler-bench', 'bench', 'test', 'format'): not in gotrace yet
-    --test, --bench, --fmt
-                   --mode test, --mode bench, --mode format
+    --mode MODE    'bench': run the bench:NAME probes and print their times
+                   ('codegen', 'compiler-bench', 'test', 'format': not in gotrace yet)
+    --bench, --test, --fmt
+                   --mode bench, --mode test, --mode format
     --probe-filter REGEX
                    only run the probes whose name matches REGEX
 

@@ -88,9 +88,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
 	}
-	if c.mode != "" {
-		// bpftrace 0.26's developer modes run bench:/test: probes or format
-		// the script; gotrace has none of them yet.
+	if c.mode != "" && c.mode != "bench" {
+		// bpftrace 0.26's other developer modes (test: probes, formatting,
+		// compiler benchmarks): not in gotrace yet.
 		fmt.Fprintf(stderr, "ERROR: --mode %s is not supported by gotrace\n", c.mode)
 		return 1
 	}
@@ -175,6 +175,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		Unsafe:    c.unsafe,
 		Compat:    c.compat,
 		NoFeature: c.noFeature,
+		Mode:      c.mode,
 		OnLoad: func(l *runtime.Loaded) {
 			// One STACK_TRACE map per (kernel/user, frame limit): stack_k,
 			// stack_u, stack_k_N, stack_u_N (compiler/ABI.md).

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"regexp"
 	"strings"
 
 	"github.com/gotrace/gotrace/compat"
@@ -17,6 +19,7 @@ import (
 	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
+	"github.com/gotrace/gotrace/stdlib"
 )
 
 // Options configure Compile.
@@ -35,6 +38,25 @@ type Options struct {
 	DumpAST bool
 	// Compat is the bpftrace release to follow where 0.17 and 0.26 differ.
 	Compat compat.Version
+	// Host describes the machine and the tracer (ncpus, the tracer's pid
+	// namespace), read by cmd/gotrace.
+	Host stdlib.Host
+	// NamedParams are the program options after "--" ("name" or
+	// "name=value"), which getopt() reads.
+	NamedParams []string
+	// ProbeFilter (--probe-filter) keeps only the probes whose name
+	// matches this regular expression.
+	ProbeFilter string
+	// TraceableFunctions (--traceable-functions), when not nil, are the
+	// kernel functions kprobes may attach to, instead of the kernel's
+	// available_filter_functions.
+	TraceableFunctions []string
+	// DebugDirs (--debuginfo) are more directories holding the separate
+	// debug information of stripped uprobe targets.
+	DebugDirs []string
+	// MapKeysMax is the entries of a keyed map (BPFTRACE_MAX_MAP_KEYS);
+	// 0 is 4096.
+	MapKeysMax uint32
 }
 
 // Compiled is everything Compile produced, for printing stages (-d) too.
@@ -55,8 +77,22 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		return out, err
 	}
 	out.Prog = prog
+	if opts.ProbeFilter != "" {
+		if err := filterProbes(prog, opts.ProbeFilter); err != nil {
+			return out, err
+		}
+	}
 	if opts.DumpAST {
 		out.AST = lang.Dump(prog)
+	}
+	named := stdlib.ParseNamedParams(opts.NamedParams)
+	if err := stdlib.CheckNamedParams(prog, named); err != nil {
+		return out, err
+	}
+	if opts.TraceableFunctions != nil {
+		if err := checkTraceable(prog, opts.TraceableFunctions); err != nil {
+			return out, err
+		}
 	}
 
 	var decls []string
@@ -82,7 +118,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 			}
 		}
 	}
-	resolver := layout.New(layout.Options{CDecls: decls, Includes: includes, IncludeDirs: opts.IncludeDirs, Binaries: binaries})
+	resolver := layout.New(layout.Options{CDecls: decls, Includes: includes, IncludeDirs: opts.IncludeDirs, Binaries: binaries, DebugDirs: opts.DebugDirs})
 
 	res, err := check.Check(prog, check.Options{
 		Params:   opts.Params,
@@ -90,8 +126,9 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		StrLen:   opts.StrLen,
 		Unsafe:   opts.Unsafe,
 		// cpid is an error without -c (bpftrace's rule).
-		NoCpid: !opts.ChildCommand,
-		Compat: opts.Compat,
+		NoCpid:      !opts.ChildCommand,
+		Compat:      opts.Compat,
+		NamedParams: named,
 	})
 	if err != nil {
 		return out, err
@@ -104,6 +141,8 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		// GOTRACE_SYSCALL_TRACEPOINTS=perf keeps syscalls tracepoints on
 		// the kernel's perf events (compiler/syscalls.go).
 		SyscallTracepoints: syscallMode(),
+		Host:               opts.Host,
+		MapKeysMax:         opts.MapKeysMax,
 	})
 	if err != nil {
 		// A compiler error has a place in the script: print it as a
@@ -173,4 +212,64 @@ func syscallMode() string {
 		return m
 	}
 	return ""
+}
+
+// ProbeName is an attach point's full name as --probe-filter matches it:
+// the canonical provider, then the parts as written (interval:ms:100).
+func ProbeName(ap *lang.AttachPoint) string {
+	_, rest, ok := strings.Cut(ap.Raw, ":")
+	if !ok {
+		return ap.Provider
+	}
+	return ap.Provider + ":" + rest
+}
+
+// filterProbes keeps the attach points whose name matches the regular
+// expression expr (--probe-filter), and the clauses left with any.
+func filterProbes(prog *lang.Program, expr string) error {
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return fmt.Errorf("Invalid --probe-filter regex: %s", expr)
+	}
+	var probes []*lang.Probe
+	for _, p := range prog.Probes {
+		var aps []*lang.AttachPoint
+		for _, ap := range p.Attach {
+			if re.MatchString(ProbeName(ap)) {
+				aps = append(aps, ap)
+			}
+		}
+		if len(aps) > 0 {
+			p.Attach = aps
+			probes = append(probes, p)
+		}
+	}
+	if len(probes) == 0 {
+		return fmt.Errorf("No probes match --probe-filter '%s'", expr)
+	}
+	prog.Probes = probes
+	return nil
+}
+
+// checkTraceable fails on a kprobe/kretprobe whose function (a wildcard
+// pattern too) matches none of funcs (--traceable-functions).
+func checkTraceable(prog *lang.Program, funcs []string) error {
+	for _, p := range prog.Probes {
+		for _, ap := range p.Attach {
+			if ap.Provider != "kprobe" && ap.Provider != "kretprobe" || ap.Func == "" {
+				continue
+			}
+			found := false
+			for _, f := range funcs {
+				if ok, _ := path.Match(ap.Func, f); ok {
+					found = true
+					break
+				}
+			}
+			if !found {
+				return fmt.Errorf("No matches for %s %s", ap.Provider, ap.Func)
+			}
+		}
+	}
+	return nil
 }

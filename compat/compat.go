@@ -122,3 +122,24 @@ func (v Version) BlockScopes() bool { return v != V017 }
 // TupleEquality: bpftrace 0.26 compares tuples with == and !=; 0.17
 // refuses it ("Type mismatch for '=='").
 func (v Version) TupleEquality() bool { return v != V017 }
+
+// PidInTracerNS: in bpftrace 0.26 pid and tid are the ids in the tracer's
+// pid namespace (pid(init) in the initial one); in 0.17 always in the
+// initial namespace (changed in bpftrace 0.22, its PR #3428).
+func (v Version) PidInTracerNS() bool { return v != V017 }
+
+// NsecsBoot: bpftrace 0.26's nsecs is CLOCK_BOOTTIME (bpf_ktime_get_boot_ns,
+// nsecs(monotonic) the old clock); 0.17's is CLOCK_MONOTONIC
+// (bpf_ktime_get_ns); bpftrace 0.26's documentation says "defaults to boot".
+func (v Version) NsecsBoot() bool { return v != V017 }
+
+// PidParseMessages: bpftrace 0.26 reports a bad -p as "Failed to parse pid:
+// invalid integer: X" / "invalid trailing bytes: X" and "Pid out of range:
+// N"; 0.17 as "pid 'X' is not a valid decimal number" and "pid 'X' out of
+// valid pid range [1,4194304]".
+func (v Version) PidParseMessages() bool { return v != V017 }
+
+// UnsafeIsUnsafe: bpftrace 0.26 refuses an unsafe function without --unsafe
+// as "F() is unsafe. To use you need the --unsafe flag"; 0.17 as "F() is
+// an unsafe function being used in safe mode".
+func (v Version) UnsafeIsUnsafe() bool { return v != V017 }

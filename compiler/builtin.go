@@ -8,6 +8,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/features"
 
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 	"github.com/gotrace/gotrace/stdlib"
@@ -17,6 +18,7 @@ var _ stdlib.Gen = (*gen)(nil)
 
 // callBuiltin runs the builtin's code generation from the stdlib table.
 func (g *gen) callBuiltin(e lang.Expr, name string, args []lang.Expr) (*builtinResult, error) {
+	name = stdlib.Canonical(name) // __builtin_pid is pid
 	fn := stdlib.GenFor(name)
 	if fn == nil {
 		return nil, g.errorf(e, "%s is not supported by the compiler", name)
@@ -275,6 +277,20 @@ func (g *gen) KernelSymbol(name string) (uint64, bool) { return g.c.kernelSymbol
 func (g *gen) MemberAddr(e lang.Expr) (asm.Register, bool, error) {
 	r, _, ok, err := g.kaddr(e)
 	return r, ok, err
+}
+
+func (g *gen) Host() stdlib.Host { return g.c.opts.Host }
+
+func (g *gen) Compat() compat.Version { return g.c.res.Opts.Compat }
+
+func (g *gen) NamedParams() stdlib.NamedParams { return g.c.res.Opts.NamedParams }
+
+func (g *gen) KernelType(name string) (*types.Type, error) {
+	r := g.c.res.Opts.Resolver
+	if r == nil {
+		return nil, fmt.Errorf("no kernel types to resolve %s", name)
+	}
+	return r.Type(name)
 }
 
 func (g *gen) KernelVar(name string) (uint32, bool, error) {

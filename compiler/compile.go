@@ -53,6 +53,9 @@ type Options struct {
 	// sys_enter/sys_exit tracepoints wherever the clauses allow, and ""
 	// ("auto") does so for scripts that trace many system calls.
 	SyscallTracepoints string
+	// Host describes the machine and the tracer (ncpus, the tracer's pid
+	// namespace for pid/tid), read by cmd/gotrace.
+	Host stdlib.Host
 }
 
 // Internal map names (ABI.md).
@@ -234,7 +237,8 @@ type progKind struct {
 
 func kindOf(ap *lang.AttachPoint) (progKind, error) {
 	switch ap.Provider {
-	case "BEGIN", "END":
+	case "BEGIN", "END", "bench", "test":
+		// Run with BPF_PROG_TEST_RUN, never attached (bench: --mode bench).
 		return progKind{typ: ebpf.RawTracepoint, abbrev: strings.ToLower(ap.Provider)}, nil
 	case "tracepoint":
 		return progKind{typ: ebpf.TracePoint, abbrev: "tp"}, nil

@@ -104,6 +104,9 @@ func (g *gen) evalInt(e lang.Expr) (asm.Register, error) {
 		return g.mapReadInt(e)
 	case *lang.BuiltinExpr:
 		return g.builtinInt(e, e.Name, nil)
+	case *lang.IdentExpr:
+		// __builtin_pid and the like: bpftrace 0.26's spelling of a builtin.
+		return g.builtinInt(e, e.Name, nil)
 	case *lang.CallExpr:
 		return g.builtinInt(e, e.Name, e.Args)
 	case *lang.BinaryExpr:
@@ -664,8 +667,9 @@ func (g *gen) evalMem(e lang.Expr) (mem, error) {
 		return m, nil
 	case *lang.MapExpr:
 		return g.mapReadMem(e)
-	case *lang.BuiltinExpr:
-		return g.builtinMem(e, e.Name, nil)
+	case *lang.BuiltinExpr, *lang.IdentExpr:
+		name, _, _ := builtinCall(e)
+		return g.builtinMem(e, name, nil)
 	case *lang.CallExpr:
 		return g.builtinMem(e, e.Name, e.Args)
 	case *lang.TupleExpr:
@@ -873,6 +877,12 @@ func builtinCall(e lang.Expr) (string, []lang.Expr, bool) {
 	switch e := e.(type) {
 	case *lang.BuiltinExpr:
 		return e.Name, nil, true
+	case *lang.IdentExpr:
+		// __builtin_comm: bpftrace 0.26's spelling of a builtin (an enum
+		// value is a constant, not a builtin).
+		if !e.IsEnum {
+			return e.Name, nil, true
+		}
 	case *lang.CallExpr:
 		return e.Name, e.Args, true
 	}

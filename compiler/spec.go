@@ -96,6 +96,10 @@ const (
 	// EvHelperError: a helper failed under -k/-kk; Format names the helper
 	// (map_lookup_elem ...), Args is (s64 return value), Pos the call.
 	EvHelperError
+	// EvErrorf, EvWarnf: errorf()/warnf() (bpftrace 0.26): Format and Args
+	// as printf, printed on stderr as a diagnostic at Pos.
+	EvErrorf
+	EvWarnf
 )
 
 // Event is the layout and meaning of one kind of ring-buffer record.

@@ -27,6 +27,9 @@ var providerAliases = map[string]string{
 	"watchpoint": "watchpoint", "w": "watchpoint",
 	"asyncwatchpoint": "asyncwatchpoint", "aw": "asyncwatchpoint",
 	"iter": "iter", "it": "iter",
+	// bpftrace 0.26's benchmark and test probes (bench:NAME, test:NAME),
+	// run by --mode bench / --mode test.
+	"bench": "bench", "test": "test",
 }
 
 // CanonicalProvider returns the canonical provider name for a spelling
@@ -39,7 +42,7 @@ func CanonicalProvider(name string) (string, bool) {
 // Providers lists the canonical provider names.
 var Providers = []string{"BEGIN", "END", "tracepoint", "rawtracepoint", "kprobe", "kretprobe",
 	"uprobe", "uretprobe", "usdt", "kfunc", "kretfunc", "profile", "interval", "software",
-	"hardware", "watchpoint", "asyncwatchpoint", "iter"}
+	"hardware", "watchpoint", "asyncwatchpoint", "iter", "bench", "test"}
 
 // HasParams reports whether an attach point's raw text holds positional
 // parameters ($1, $#): then the parser leaves its fields empty (Provider
@@ -275,6 +278,11 @@ func ParseAttachPoint(raw string, sp Span) (*AttachPoint, error) {
 			return nil, fmt.Errorf("invalid length %s in %s", args[1], raw)
 		}
 		ap.Address, ap.HasAddr, ap.Len, ap.Mode = a, true, ln, args[2]
+	case "bench", "test":
+		if err := need(1, 1); err != nil {
+			return nil, err
+		}
+		ap.Func = args[0]
 	case "iter":
 		if err := need(1, 2); err != nil {
 			return nil, err

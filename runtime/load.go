@@ -50,6 +50,19 @@ type LoadOptions struct {
 	// to load as fentry/fexit (no BPF trampolines) is verified as a
 	// kprobe-type program instead, and noted in Loaded.Unattachable.
 	VerifyOnly bool
+	// NoFeature lists kernel features not to use although detected
+	// (--no-feature): "uprobe_multi", "kprobe_multi" (then wildcards attach
+	// one link per function), "kprobe_session" (gotrace uses none).
+	NoFeature []string
+}
+
+func (o LoadOptions) disabled(feature string) bool {
+	for _, f := range o.NoFeature {
+		if f == feature {
+			return true
+		}
+	}
+	return false
 }
 
 // LoadWith is Load with options.
@@ -81,11 +94,11 @@ func LoadWith(spec *compiler.Spec, opts LoadOptions) (*Loaded, error) {
 	for _, p := range spec.Programs {
 		// Wildcard uprobes attach through one uprobe_multi link, which
 		// needs the program loaded with that attach type.
-		if p.Type == ebpf.Kprobe && p.AttachType == 0 && wantsMulti(p.Attach) {
+		if p.Type == ebpf.Kprobe && p.AttachType == 0 && !opts.disabled("uprobe_multi") && wantsMulti(p.Attach) {
 			cs.Programs[p.Name].AttachType = ebpf.AttachTraceUprobeMulti
 			l.multi[p.Name] = true
 		}
-		if p.Type == ebpf.Kprobe && p.AttachType == 0 && wantsKprobeMulti(p.Attach) {
+		if p.Type == ebpf.Kprobe && p.AttachType == 0 && !opts.disabled("kprobe_multi") && wantsKprobeMulti(p.Attach) {
 			cs.Programs[p.Name].AttachType = ebpf.AttachTraceKprobeMulti
 			l.multi[p.Name] = true
 		}

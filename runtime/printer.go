@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/gotrace/gotrace/stdlib"
 	"os"
 	"os/exec"
 	"strings"
@@ -23,6 +24,8 @@ type TextPrinter struct {
 	Out    *Output
 	Spec   *compiler.Spec
 	Unsafe bool
+	// NoWarnings (--no-warnings) drops warnf() output.
+	NoWarnings bool
 	// CatMax bounds the bytes cat() prints (BPFTRACE_CAT_BYTES_MAX, 10k).
 	CatMax int
 	sym    symTracker // symbols.go
@@ -89,6 +92,8 @@ func (t *TextPrinter) Event(ev *compiler.Event, payload []byte) error {
 		return t.P.Time(ev.Format)
 	case compiler.EvHelperError:
 		return t.helperError(ev, payload)
+	case compiler.EvErrorf, compiler.EvWarnf:
+		return t.diagnostic(ev, args)
 	case compiler.EvPrintNonMap:
 		if len(args) == 0 {
 			return fmt.Errorf("print: event %d has no value", ev.ID)
@@ -209,6 +214,36 @@ func (t *TextPrinter) helperError(ev *compiler.Event, payload []byte) error {
 	return err
 }
 
+// Benchmarks prints the bench:NAME results (--mode bench).
+func (t *TextPrinter) Benchmarks(res []output.Bench) error { return t.P.Benchmarks(res) }
+
+// diagnostic prints errorf()/warnf() on stderr as bpftrace 0.26 does: the
+// formatted message as a diagnostic at the call (warnf not with
+// --no-warnings).
+func (t *TextPrinter) diagnostic(ev *compiler.Event, args []output.Value) error {
+	sev := lang.Error
+	if ev.Kind == compiler.EvWarnf {
+		if t.NoWarnings {
+			return nil
+		}
+		sev = lang.Warning
+	}
+	msg, err := t.sprintf(ev.Format, args)
+	if err != nil {
+		return err
+	}
+	w := t.P.Notices
+	if w == nil {
+		w = os.Stderr
+	}
+	if err := t.Out.Flush(); err != nil {
+		return err
+	}
+	d := &lang.Diagnostics{Src: t.Spec.Source}
+	_, err = fmt.Fprintln(w, d.Format(lang.Diagnostic{Severity: sev, Span: ev.Pos, Msg: msg}))
+	return err
+}
+
 // bootTime is the wall-clock time of boot: strftime() prints its nsecs
 // argument as an offset from it, as bpftrace 0.17 does (realtime minus
 // CLOCK_BOOTTIME, read back to back).
@@ -290,6 +325,26 @@ func (l *Loaded) writeStart() error {
 	}
 	if err := m.Put(uint32(0), uint64(ts.Nano())); err != nil {
 		return fmt.Errorf("write the start time: %w", err)
+	}
+	return nil
+}
+
+// writeTaiOffset stores CLOCK_TAI - CLOCK_BOOTTIME in the `tai_offset` map,
+// which nsecs(sw_tai) adds to bpf_ktime_get_boot_ns.
+func (l *Loaded) writeTaiOffset() error {
+	m, ok := l.Maps[stdlib.TaiOffsetMap]
+	if !ok {
+		return nil
+	}
+	var tai, boot unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot); err != nil {
+		return fmt.Errorf("read the boot clock: %w", err)
+	}
+	if err := unix.ClockGettime(unix.CLOCK_TAI, &tai); err != nil {
+		return fmt.Errorf("read the TAI clock: %w", err)
+	}
+	if err := m.Put(uint32(0), uint64(tai.Nano()-boot.Nano())); err != nil {
+		return fmt.Errorf("write the TAI offset: %w", err)
 	}
 	return nil
 }

@@ -161,7 +161,8 @@ func (e *ProbeError) Error() string {
 type plan struct {
 	begin, end []*compiler.Program
 	groups     []probeGroup
-	total      int // probes counted as bpftrace counts them (BEGIN/END included)
+	total      int          // probes counted as bpftrace counts them (BEGIN/END included)
+	bench      []benchProbe // bench:NAME probes, in script order (--mode bench)
 }
 
 type probeGroup struct {
@@ -191,6 +192,12 @@ func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
 				pl.end = append(pl.end, p)
 				pl.total++
 				continue
+			case "bench":
+				pl.bench = append(pl.bench, benchProbe{name: ap.Func, prog: p})
+				pl.total++
+				continue
+			case "test":
+				return nil, &ProbeError{Src: l.Spec.Source, AP: ap, Err: fmt.Errorf("test probes (--mode test) are not supported by gotrace yet")}
 			}
 			prov, err := providerFor(ap)
 			if err != nil {

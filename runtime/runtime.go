@@ -71,6 +71,11 @@ const (
 // Options configures Run.
 type Options struct {
 	Printer Printer
+	// NoFeature: kernel features not to use (--no-feature; LoadOptions).
+	NoFeature []string
+	// Mode is bpftrace 0.26's --mode: "bench" runs the bench:NAME probes
+	// after BEGIN, prints their times and exits; "" runs the script.
+	Mode string
 	// Stdout receives the "Attaching N probes..." line and the notify line;
 	// Stderr warnings, the verbose verifier log and loss reports.
 	Stdout  io.Writer

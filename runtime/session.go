@@ -18,6 +18,7 @@ import (
 	"github.com/cilium/ebpf/ringbuf"
 
 	"github.com/gotrace/gotrace/compiler"
+	"github.com/gotrace/gotrace/runtime/output"
 )
 
 // notifyEnv is the variable bpftrace's test runner sets to learn when every
@@ -76,7 +77,7 @@ func newSession(spec *compiler.Spec, opts Options) (*session, error) {
 
 func (s *session) run(ctx context.Context) (err error) {
 	timing.mark("before-run")
-	l, err := LoadWith(s.spec, LoadOptions{VerifyOnly: s.opts.DryRun})
+	l, err := LoadWith(s.spec, LoadOptions{VerifyOnly: s.opts.DryRun, NoFeature: s.opts.NoFeature})
 	if err != nil {
 		var ve *VerifierError
 		if s.opts.Verbose && errors.As(err, &ve) {
@@ -93,6 +94,9 @@ func (s *session) run(ctx context.Context) (err error) {
 		timing.mark("close")
 	}()
 	if err := l.writeStart(); err != nil {
+		return err
+	}
+	if err := l.writeTaiOffset(); err != nil {
 		return err
 	}
 	if s.opts.OnLoad != nil {
@@ -204,6 +208,20 @@ func (s *session) run(ctx context.Context) (err error) {
 		return err
 	}
 	timing.mark("begin")
+	if len(pl.bench) > 0 && s.opts.Mode != "bench" {
+		return fmt.Errorf("bench:%s: bench probes run with --mode bench (or --bench)", pl.bench[0].name)
+	}
+	if s.opts.Mode == "bench" {
+		res, err := l.RunBench(pl)
+		if err != nil {
+			return err
+		}
+		if bp, ok := s.opts.Printer.(interface{ Benchmarks([]output.Bench) error }); ok {
+			if err := bp.Benchmarks(res); err != nil {
+				return err
+			}
+		}
+	}
 
 	// SIGINT/SIGTERM are caught from here on, before the probes attach and
 	// the notify line tells a runner it may interrupt: a signal that came
@@ -224,20 +242,27 @@ func (s *session) run(ctx context.Context) (err error) {
 	if s.opts.Verbose {
 		fmt.Fprintf(s.opts.Stderr, "attached %d probes in %v\n", pl.total, time.Since(start).Round(time.Millisecond))
 	}
+	notify := func() {
+		if _, ok := os.LookupEnv(notifyEnv); ok {
+			// On stderr, as bpftrace: stdout may be JSON a reader parses.
+			fmt.Fprintln(s.opts.Stderr, notifyEnv)
+		}
+	}
 	if s.opts.Compat.AttachedAfter() {
-		// bpftrace 0.26: "Attached N probes" once everything is attached.
+		// bpftrace 0.26: "Attached N probes" once everything is attached,
+		// then the runner's notify line, then BEGIN's output (which may
+		// not end in a newline).
 		if err := s.attachMessage(pl.total); err != nil {
 			return err
 		}
+		notify()
 		if holder != nil {
 			if err := holder.Release(); err != nil {
 				return fmt.Errorf("write output: %w", err)
 			}
 		}
-	}
-	if _, ok := os.LookupEnv(notifyEnv); ok {
-		// On stderr, as bpftrace: stdout may be JSON a reader parses.
-		fmt.Fprintln(s.opts.Stderr, notifyEnv)
+	} else {
+		notify()
 	}
 	if f, ok := s.opts.Stdout.(interface{ Flush() error }); ok {
 		f.Flush() // the runner waits for these lines
@@ -259,7 +284,7 @@ func (s *session) run(ctx context.Context) (err error) {
 		pidDone = watchPID(s.opts.PID, stop)
 	}
 	var timeout <-chan time.Time
-	if s.opts.Compat.ExitAfterBeginEnd() && len(pl.groups) == 0 && child == nil && s.opts.PID == 0 {
+	if s.opts.Mode == "bench" || s.opts.Compat.ExitAfterBeginEnd() && len(pl.groups) == 0 && child == nil && s.opts.PID == 0 {
 		// Only BEGIN/END probes: nothing can fire any more, so bpftrace
 		// 0.26 ends right after BEGIN (0.17 waits for Ctrl-C).
 		now := make(chan time.Time, 1)

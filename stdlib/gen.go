@@ -3,6 +3,7 @@ package stdlib
 import (
 	"github.com/cilium/ebpf/asm"
 
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 )
@@ -107,10 +108,31 @@ type Gen interface {
 	// USDTSites are the sites of the usdt probe being compiled, with
 	// their decoded argument specs.
 	USDTSites() ([]USDTSite, error)
+	// Host describes the machine and tracer the program is compiled for
+	// (the compiler's options; cmd/gotrace reads them).
+	Host() Host
+	// NamedParams are the program options given after "--" (getopt).
+	NamedParams() NamedParams
+	// Compat is the bpftrace release the program follows.
+	Compat() compat.Version
+	// KernelType looks up a named kernel or C type ("struct task_struct").
+	KernelType(name string) (*types.Type, error)
 	// PtrSpace returns the address space to read a pointer-typed
 	// expression's memory from (kernel or user), deciding AddrNone by
 	// the probe type.
 	PtrSpace(t *types.Type) types.AddrSpace
+}
+
+// Host is what code generation may know of the machine and the tracer
+// process, read once by cmd/gotrace and passed down (the compiler itself
+// reads nothing of the system).
+type Host struct {
+	// NCPUs is the number of possible CPUs (the ncpus builtin); 0 unknown.
+	NCPUs int
+	// PidNSDev and PidNSIno identify the tracer's pid namespace
+	// (stat of /proc/self/ns/pid); zero when it is the initial one, where
+	// pid and tid need no translation.
+	PidNSDev, PidNSIno uint64
 }
 
 // Temp is a handle on memory reserved by TempMem.
@@ -162,6 +184,8 @@ const (
 	EvJoin
 	EvPrintNonMap
 	EvHelperError
+	EvErrorf
+	EvWarnf
 )
 
 // Gens holds the code generation of each builtin by name; the gen*.go

@@ -16,6 +16,8 @@ import (
 
 func init() {
 	Gens["printf"] = genFormatEvent(EvPrintf)
+	Gens["errorf"] = genFormatEvent(EvErrorf)
+	Gens["warnf"] = genFormatEvent(EvWarnf)
 	Gens["system"] = genFormatEvent(EvSystem)
 	Gens["cat"] = genFormatEvent(EvCat)
 	Gens["time"] = func(g Gen, c *Call) error {
@@ -83,7 +85,13 @@ func init() {
 		g.SetResult(r)
 		return nil
 	}
-	Gens["signal"] = func(g Gen, c *Call) error {
+	Gens["signal"] = genSignal(asm.FnSendSignal)
+	Gens["signal_thread"] = genSignal(asm.FnSendSignalThread)
+	attachGens()
+}
+
+func genSignal(fn asm.BuiltinFunc) GenFunc {
+	return func(g Gen, c *Call) error {
 		v, ok := intConst(c.Args[0])
 		if !ok {
 			s, isStr := litString(c.Args[0])
@@ -96,9 +104,12 @@ func init() {
 			}
 			v = int64(n)
 		}
-		g.Emit(asm.Mov.Imm(asm.R1, int32(v)), asm.FnSendSignal.Call())
+		g.Emit(asm.Mov.Imm(asm.R1, int32(v)), fn.Call())
 		return nil
 	}
+}
+
+func init() {
 	Gens["override"] = func(g Gen, c *Call) error {
 		r, err := g.EvalInt(c.Args[0])
 		if err != nil {

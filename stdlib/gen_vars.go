@@ -33,12 +33,9 @@ func ArgRegOffset(i int) (int16, bool) {
 }
 
 func init() {
-	Gens["pid"] = genHalf(asm.FnGetCurrentPidTgid, 32)
-	Gens["tid"] = genHalf(asm.FnGetCurrentPidTgid, 0)
 	Gens["uid"] = genHalf(asm.FnGetCurrentUidGid, 0)
 	Gens["gid"] = genHalf(asm.FnGetCurrentUidGid, 32)
 	Gens["username"] = genHalf(asm.FnGetCurrentUidGid, 0)
-	Gens["nsecs"] = genHelper(asm.FnKtimeGetNs)
 	Gens["cpu"] = genHelper(asm.FnGetSmpProcessorId)
 	Gens["rand"] = genHelper(asm.FnGetPrandomU32)
 	Gens["cgroup"] = genHelper(asm.FnGetCurrentCgroupId)

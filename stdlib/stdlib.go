@@ -8,6 +8,7 @@
 package stdlib
 
 import (
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 )
@@ -33,10 +34,17 @@ type Builtin struct {
 	Sig string
 	// MinArgs, MaxArgs bound the argument count (-1: unbounded).
 	MinArgs, MaxArgs int
+	// MaxArgs017, when set, is MaxArgs under --compat 0.17 (a builtin
+	// bpftrace 0.26 gave optional arguments: hist(n, k)).
+	MaxArgs017 int
 	// Probes lists the probe providers where the builtin is allowed (nil: all).
 	Probes []string
 	// Unsafe builtins need --unsafe.
 	Unsafe bool
+	// Modes are the bare identifiers the first argument may be instead of
+	// a value (kstack(perf), pid(init), nsecs(boot)): the checker leaves
+	// such an argument unevaluated, typed none.
+	Modes []string
 	// Helpers are the kernel BPF helpers the code generation uses, for
 	// "not supported by this kernel" messages.
 	Helpers []string
@@ -74,6 +82,10 @@ type Checker interface {
 	ConstStr(e lang.Expr) (string, bool)
 	// Unsafe reports whether --unsafe was given.
 	Unsafe() bool
+	// NamedParams are the program options given after "--" (getopt).
+	NamedParams() NamedParams
+	// Compat is the bpftrace release the script follows.
+	Compat() compat.Version
 	// NoCpid reports that no -c command is given (cpid has no value).
 	NoCpid() bool
 	// LookupType resolves a named type ("struct task_struct") through the

@@ -30,7 +30,17 @@ const MaxArgN = 63
 // Resolve returns the row for name, mapping numbered builtins (arg3,
 // sarg0) to their family row ("argN", "sargN"); n is the index for those
 // (-1 otherwise).
+//
+// bpftrace 0.26 spells every builtin variable also as __builtin_NAME (its
+// standard library's macros wrap those): the prefix resolves to NAME's row.
 func Resolve(name string) (b *Builtin, n int, ok bool) {
+	if rest, found := strings.CutPrefix(name, BuiltinPrefix); found {
+		b, n, ok := Resolve(rest)
+		if !ok || b.Kind != Var {
+			return nil, -1, false
+		}
+		return b, n, true
+	}
 	if b, ok := Table[name]; ok {
 		return b, -1, true
 	}
@@ -45,6 +55,37 @@ func Resolve(name string) (b *Builtin, n int, ok bool) {
 		}
 	}
 	return nil, -1, false
+}
+
+// BuiltinPrefix is bpftrace 0.26's spelling of a builtin variable that a
+// user macro cannot shadow: __builtin_pid is pid.
+const BuiltinPrefix = "__builtin_"
+
+// Canonical is name without the __builtin_ prefix.
+func Canonical(name string) string { return strings.TrimPrefix(name, BuiltinPrefix) }
+
+// IsMode reports whether e is a bare identifier that row b accepts as its
+// first argument's mode (see Builtin.Modes), and returns it.
+func (b *Builtin) IsMode(e lang.Expr) (string, bool) {
+	id, ok := e.(*lang.IdentExpr)
+	if !ok {
+		return "", false
+	}
+	for _, m := range b.Modes {
+		if m == id.Name {
+			return m, true
+		}
+	}
+	return "", false
+}
+
+// Mode returns the mode the call names in its first argument, or "".
+func (c *Call) Mode(b *Builtin) string {
+	if len(c.Args) == 0 {
+		return ""
+	}
+	m, _ := b.IsMode(c.Args[0])
+	return m
 }
 
 // Names returns every callable or variable name in the table (families

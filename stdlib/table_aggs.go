@@ -31,13 +31,28 @@ var _ = rows(
 	intAgg("min", types.Min, "minimum of values"),
 	intAgg("max", types.Max, "maximum of values"),
 	intAgg("stats", types.Stats, "count, average and total of values"),
-	&Builtin{Name: "hist", Kind: Agg, Sig: "hist(int64 n)", MinArgs: 1, MaxArgs: 1,
-		Doc: "log2 histogram of values",
+	&Builtin{Name: "hist", Kind: Agg, Sig: "hist(int64 n[, int k])", MinArgs: 1, MaxArgs: 2, MaxArgs017: 1,
+		Doc: "log2 histogram of values (k: bpftrace 0.26's 2^k buckets per power of 2; gotrace has k = 0)",
 		Check: func(c Checker, call *Call) *types.Type {
 			a := call.Args[0].Type()
 			if !invalid(a) && !isInt(a) {
 				c.Errorf(call.Expr, "hist() only supports integer arguments (%s provided)", KindOfValue(a))
 				return types.InvalidType
+			}
+			if len(call.Args) == 2 {
+				k, ok := c.ConstInt(call.Args[1])
+				switch {
+				case !ok:
+					c.Errorf(call.Expr, "hist(): the second argument (k) must be an integer literal")
+					return types.InvalidType
+				case k < 0 || k > 5:
+					c.Errorf(call.Expr, "hist(): k must be in [0, 5], %d given", k)
+					return types.InvalidType
+				case k != 0:
+					// 2^k buckets per power of 2: not implemented yet.
+					c.Errorf(call.Expr, "hist(): k = %d (finer log2 buckets) is not supported by gotrace yet; k = 0 is hist(n)", k)
+					return types.InvalidType
+				}
 			}
 			return types.Agg(types.Hist, true)
 		}},
@@ -130,9 +145,14 @@ var _ = rows(
 	&Builtin{Name: "zero", Kind: MapFunc, Sig: "zero(@m)", MinArgs: 1, MaxArgs: 1,
 		Doc:   "set every value of a map to zero",
 		Check: wholeMapRule(types.NoneType)},
-	&Builtin{Name: "len", Kind: MapFunc, Sig: "len(@m)", MinArgs: 1, MaxArgs: 1,
-		Doc:   "number of elements in a map",
-		Check: wholeMapRule(types.S64)},
+	&Builtin{Name: "len", Kind: MapFunc, Sig: "len(@m) | len(kstack|ustack)", MinArgs: 1, MaxArgs: 1,
+		Doc: "number of elements in a map; frames of a stack (bpftrace 0.26)",
+		Check: func(c Checker, call *Call) *types.Type {
+			if t := call.Args[0].Type(); t != nil && t.Kind == types.Stack {
+				return checkStackLen(c, call)
+			}
+			return wholeMapRule(types.S64)(c, call)
+		}},
 	&Builtin{Name: "has_key", Kind: MapFunc, Sig: "has_key(@m, key)", MinArgs: 2, MaxArgs: 2,
 		Helpers: []string{"bpf_map_lookup_elem"}, Doc: "whether a map holds key",
 		Check: wholeMapRule(types.BoolType)},

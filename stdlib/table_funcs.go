@@ -18,10 +18,12 @@ func fixed(t *types.Type) func(Checker, *Call) *types.Type {
 // StackModes are the modes kstack/ustack accept as their first argument.
 var StackModes = map[string]types.StackMode{
 	"bpftrace": types.StackBpftrace, "perf": types.StackPerf, "raw": types.StackRaw,
+	"build_id": types.StackBuildID, // ustack only
 }
 
 func stackRow(name string, user bool) *Builtin {
 	return &Builtin{Name: name, Kind: Func, Sig: name + "([mode][, int limit])", MinArgs: 0, MaxArgs: 2,
+		Modes:   stackModes(user),
 		Helpers: []string{"bpf_get_stackid"},
 		Doc:     "stack trace as a value; mode bpftrace|perf|raw, limit 1..1024 frames",
 		Check: func(c Checker, call *Call) *types.Type {
@@ -30,6 +32,10 @@ func stackRow(name string, user bool) *Builtin {
 			if len(args) > 0 {
 				if id, ok := args[0].(*lang.IdentExpr); ok {
 					if m, ok := StackModes[id.Name]; ok {
+						if m == types.StackBuildID && !user {
+							c.Errorf(call.Expr, "'build_id' stack mode can only be used for ustack")
+							return types.InvalidType
+						}
 						mode = m
 						args = args[1:]
 					}
@@ -58,6 +64,10 @@ func stackRow(name string, user bool) *Builtin {
 			return StackType(user, mode, limit)
 		}}
 }
+
+// stackModes are the modes kstack (bpftrace, perf, raw) or ustack (and
+// build_id: the frames as build ID and file offset) take.
+func stackModes(bool) []string { return []string{"bpftrace", "perf", "raw", "build_id"} }
 
 func isConstLike(e lang.Expr) bool {
 	switch e.(type) {
@@ -98,6 +108,12 @@ var _ = rows(
 	&Builtin{Name: "printf", Kind: Func, Sig: "printf(string fmt, ...)", MinArgs: 1, MaxArgs: -1,
 		Helpers: []string{"bpf_ringbuf_output"}, Doc: "print formatted text",
 		Check: func(c Checker, call *Call) *types.Type { checkFormat(c, call, "printf", 1); return types.NoneType }},
+	&Builtin{Name: "errorf", Kind: Func, Sig: "errorf(string fmt, ...)", MinArgs: 1, MaxArgs: -1,
+		Helpers: []string{"bpf_ringbuf_output"}, Doc: "print formatted text on stderr as an error at the call's place",
+		Check: func(c Checker, call *Call) *types.Type { checkFormat(c, call, "errorf", 1); return types.NoneType }},
+	&Builtin{Name: "warnf", Kind: Func, Sig: "warnf(string fmt, ...)", MinArgs: 1, MaxArgs: -1,
+		Helpers: []string{"bpf_ringbuf_output"}, Doc: "print formatted text on stderr as a warning at the call's place (not with --no-warnings)",
+		Check: func(c Checker, call *Call) *types.Type { checkFormat(c, call, "warnf", 1); return types.NoneType }},
 	&Builtin{Name: "system", Kind: Func, Sig: "system(string fmt, ...)", MinArgs: 1, MaxArgs: -1, Unsafe: true,
 		Helpers: []string{"bpf_ringbuf_output"}, Doc: "run a shell command (needs --unsafe)",
 		Check: func(c Checker, call *Call) *types.Type { checkFormat(c, call, "system", 1); return types.NoneType }},
@@ -375,37 +391,8 @@ var _ = rows(
 			}
 			return &types.Type{Kind: types.Strerror, Size: 8}
 		}},
-	&Builtin{Name: "signal", Kind: Func, Sig: "signal(string|int sig)", MinArgs: 1, MaxArgs: 1, Unsafe: true,
-		Helpers: []string{"bpf_send_signal"}, Doc: "send a signal to the current process (needs --unsafe)",
-		Check: func(c Checker, call *Call) *types.Type {
-			if !notIn(c, call, "BEGIN", "END", "interval") {
-				return types.InvalidType
-			}
-			a := call.Args[0]
-			if s, ok := c.ConstStr(a); ok {
-				name := s
-				if !strings.HasPrefix(name, "SIG") {
-					name = "SIG" + name
-				}
-				if _, ok := Signals[name]; !ok {
-					c.Errorf(call.Expr, "%s is not a valid signal", s)
-					return types.InvalidType
-				}
-				return types.NoneType
-			}
-			if v, ok := c.ConstInt(a); ok {
-				if v < 1 || v > 64 {
-					c.Errorf(call.Expr, "%d is not a valid signal, allowed range: [1,64]", v)
-					return types.InvalidType
-				}
-				return types.NoneType
-			}
-			if t := a.Type(); !invalid(t) && !isInt(t) {
-				c.Errorf(call.Expr, "signal() only accepts a string literal or integer (%s provided)", KindOfValue(t))
-				return types.InvalidType
-			}
-			return types.NoneType
-		}},
+	signalRow("signal", "bpf_send_signal", "send a signal to the current process (needs --unsafe)"),
+	signalRow("signal_thread", "bpf_send_signal_thread", "send a signal to the current thread (needs --unsafe)"),
 	&Builtin{Name: "override", Kind: Func, Sig: "override(int rc)", MinArgs: 1, MaxArgs: 1, Unsafe: true,
 		Probes: kprobeOnly, Helpers: []string{"bpf_override_return"},
 		Doc: "override the return value of the probed kernel function (needs --unsafe, error-injectable functions)",
@@ -522,4 +509,40 @@ func strLitRule(result *types.Type) func(Checker, *Call) *types.Type {
 		}
 		return result
 	}
+}
+
+// signalRow is signal() or signal_thread() (bpftrace 0.26: to the current
+// thread).
+func signalRow(name, helper, doc string) *Builtin {
+	return &Builtin{Name: name, Kind: Func, Sig: name + "(string|int sig)", MinArgs: 1, MaxArgs: 1, Unsafe: true,
+		Helpers: []string{helper}, Doc: doc,
+		Check: func(c Checker, call *Call) *types.Type {
+			if !notIn(c, call, "BEGIN", "END", "interval") {
+				return types.InvalidType
+			}
+			a := call.Args[0]
+			if s, ok := c.ConstStr(a); ok {
+				name := s
+				if !strings.HasPrefix(name, "SIG") {
+					name = "SIG" + name
+				}
+				if _, ok := Signals[name]; !ok {
+					c.Errorf(call.Expr, "%s is not a valid signal", s)
+					return types.InvalidType
+				}
+				return types.NoneType
+			}
+			if v, ok := c.ConstInt(a); ok {
+				if v < 1 || v > 64 {
+					c.Errorf(call.Expr, "%d is not a valid signal, allowed range: [1,64]", v)
+					return types.InvalidType
+				}
+				return types.NoneType
+			}
+			if t := a.Type(); !invalid(t) && !isInt(t) {
+				c.Errorf(call.Expr, "%s() only accepts a string literal or integer (%s provided)", name, KindOfValue(t))
+				return types.InvalidType
+			}
+			return types.NoneType
+		}}
 }

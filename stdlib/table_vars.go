@@ -16,11 +16,8 @@ func u64Var(name, doc string, helpers ...string) *Builtin {
 var argProbes = []string{"kprobe", "uprobe", "usdt"}
 
 var _ = rows(
-	u64Var("pid", "process id (tgid) of the current task", "bpf_get_current_pid_tgid"),
-	u64Var("tid", "thread id of the current task", "bpf_get_current_pid_tgid"),
 	u64Var("uid", "user id of the current task", "bpf_get_current_uid_gid"),
 	u64Var("gid", "group id of the current task", "bpf_get_current_uid_gid"),
-	u64Var("nsecs", "nanoseconds since boot (monotonic)", "bpf_ktime_get_ns"),
 	u64Var("elapsed", "nanoseconds since the tracer started", "bpf_ktime_get_ns"),
 	u64Var("cpu", "the CPU the probe fired on", "bpf_get_smp_processor_id"),
 	u64Var("rand", "a pseudo-random 32-bit number", "bpf_get_prandom_u32"),

@@ -107,7 +107,9 @@ func TestCLIErrors(t *testing.T) {
 	}{
 		{"missing_file", []string{"/nonexistent/gotrace.bt"}, "ERROR: failed to open file '/nonexistent/gotrace.bt': No such file or directory\n"},
 		{"bad_pid", []string{"-p", "abc", "-e", "BEGIN {}"}, "ERROR: pid 'abc' is not a valid decimal number\n"},
-		{"absent_pid", []string{"-p", "999999999", "-e", "BEGIN {}"}, "ERROR: pid '999999999' does not exist\n"},
+		{"absent_pid", []string{"-p", "4194303", "-e", "BEGIN {}"}, "ERROR: pid '4194303' does not exist\n"},
+		// bpftrace 0.17 checks the range first.
+		{"pid_range", []string{"-p", "999999999", "-e", "BEGIN {}"}, "ERROR: pid '999999999' out of valid pid range [1,4194304]\n"},
 		{"bad_format", []string{"-f", "xml", "-e", "BEGIN {}"}, ""},
 		{"no_program", []string{}, ""},
 		// A header found nowhere is clang's error as bpftrace prints it
@@ -209,7 +211,7 @@ func TestInfoFlags(t *testing.T) {
 			if r.ExitCode != 0 || !strings.HasPrefix(r.Stdout+r.Stderr, "USAGE:\n    gotrace [options] filename") {
 				t.Errorf("%s: exit %d, output %q", f, r.ExitCode, r.Stdout+r.Stderr)
 			}
-			for _, opt := range []string{"-e 'program'", "-c 'CMD'", "-p PID", "-l [search]", "--dry-run", "-f FORMAT"} {
+			for _, opt := range []string{"-e 'program'", "-c, --cmd CMD", "-p, --pid PID", "-l, --list [search|filename]", "--dry-run", "-f FORMAT"} {
 				if !strings.Contains(r.Stdout+r.Stderr, opt) {
 					t.Errorf("%s: help lacks %q", f, opt)
 				}

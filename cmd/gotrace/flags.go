@@ -36,8 +36,24 @@ type config struct {
 	metrics     string
 	explain     bool // `gotrace explain ...`
 	compat      compat.Version
-	compatSet   bool // --compat given (it wins over GOTRACE_COMPAT)
+	compatSet   bool   // --compat given (it wins over GOTRACE_COMPAT)
+	pidStr      string // -p/--pid as given: validated by checkPid once --compat is known
+
+	// bpftrace 0.26's options.
+	mode        string   // --mode (--test, --bench, --fmt): "" or one of modes
+	probeFilter string   // --probe-filter REGEX
+	traceable   string   // --traceable-functions FILE
+	debuginfo   []string // --debuginfo DIR[:DIR]
+	noFeature   []string // --no-feature FEATURE[,FEATURE]
+	namedParams []string // program options after "--": "name" or "name=value"
+	debugStages []string // -d STAGE / --debug STAGE (0.26), beside 0.17's bare -d
 }
+
+// modes are the values of bpftrace 0.26's --mode.
+var modes = []string{"codegen", "compiler-bench", "bench", "test", "format"}
+
+// features are the values of bpftrace 0.26's --no-feature.
+var features = []string{"kprobe_multi", "kprobe_session", "uprobe_multi"}
 
 // usageError is a command-line mistake: its message is printed, then the
 // usage text, and gotrace exits 1.
@@ -50,40 +66,68 @@ const usage = `USAGE:
     gotrace [options] - <stdin input>
     gotrace [options] -e 'program' [args...]
     gotrace explain [options] filename|-e 'program'
+    use -- after filename/-e 'program' for named program options (getopt)
+    gotrace --help builtins     every builtin variable and function
 
 OPTIONS:
-    -B MODE        output buffering mode ('line', 'full', 'none')
-    -f FORMAT      output format ('text', 'json')
-    -o file        redirect output to file
-    -e 'program'   execute this program
-    -h, --help     show this help message
-    -I DIR         add the directory to the include search path
-    --include FILE add an #include file before the script
-    -l [search]    list probes (wildcards allowed)
-    -p PID         limit uprobes and USDT probes to process PID, find libraries in
+    -e 'program'   execute this program (the last -e wins)
+    -l, --list [search|filename]
+                   list probes (wildcards allowed) or the probes of a program
+    -v, --verbose  verbose messages (with -l: probe arguments; at exit: hits and cost per probe)
+    -h, --help     show this help message (--help builtins: the builtin reference)
+    -V, --version  print the version
+    --info         print what this kernel supports
+
+    -p, --pid PID  limit uprobes and USDT probes to process PID, find libraries in
                    its mappings, and exit when it exits; other probes still see
                    every process (filter with /pid == PID/)
-    -c 'CMD'       run CMD, trace it, and exit when it exits
-    --unsafe       allow unsafe builtin functions (system, signal, override)
-    -q             keep messages quiet
-    -k             emit a warning when a bpf helper returns an error
-    -V, --version  print the version
-    --no-warnings  disable all warning messages
+    -c, --cmd CMD  run CMD, trace it, and exit when it exits
+    --usdt-file-activation
+                   activate USDT semaphores by file path (always done)
+
+    -o, --output FILE
+                   redirect output to FILE
+    -f FORMAT      output format ('text', 'json')
+    -B MODE        output buffering mode ('line', 'full', 'none')
+    -q, --quiet    keep messages quiet
+    -k, --warnings emit a warning when a bpf helper returns an error
+    --no-warnings  disable all warning messages (and warnf())
+
+    -I DIR         add the directory to the include search path
+    --include FILE add an #include file before the script
+    --debuginfo DIR[:DIR]
+                   more directories holding stripped binaries' debug info
+    --traceable-functions FILE
+                   the kernel functions kprobes may attach to, one a line
+
+    --unsafe       allow unsafe builtin functions (system, signal, override, write_user)
+    --no-feature FEATURE[,FEATURE]
+                   do not use detected features ('kprobe_multi', 'uprobe_multi', 'kprobe_session')
     --metrics ADDR serve the script's maps as Prometheus metrics on ADDR
     --compat VER   follow bpftrace VER where releases differ: 0.26 (default) or 0.17
 
+DEVELOPER OPTIONS:
+    --mode MODE    'bench': run the bench:NAME probes and print their times
+                   ('codegen', 'compiler-bench', 'test', 'format': not in gotrace yet)
+    --bench, --test, --fmt
+                   --mode bench, --mode test, --mode format
+    --probe-filter REGEX
+                   only run the probes whose name matches REGEX
+
 TROUBLESHOOTING OPTIONS:
-    -v             verbose messages (with -l: probe arguments; at exit: hits and cost per probe)
-    -d             (dry run) print the AST, the typed program and the BPF instructions
+    -d, --debug [STAGE]
+                   (dry run) print the AST, the typed program and the BPF instructions
+                   (STAGE: 'all', 'ast', 'types', 'codegen', 'codegen-opt', 'libbpf', 'verifier')
     -dd            (dry run) as -d, more verbose
     --dry-run      compile and load into the verifier, attach nothing
 
-ENVIRONMENT (each also accepted with the BPFTRACE_ prefix):
-    GOTRACE_STRLEN             [default: 64] bytes per str()
-    GOTRACE_MAP_KEYS_MAX       [default: 4096] max keys in a map
-    GOTRACE_MAX_PROBES         [default: 512] max number of probes
-    GOTRACE_PERF_RB_PAGES      [default: 64] pages per CPU for the event ring buffer
-    GOTRACE_NO_CPP_DEMANGLE    [default: 0] disable C++ symbol demangling
+ENVIRONMENT (each as BPFTRACE_NAME or GOTRACE_NAME; bpftrace 0.17's names also accepted):
+    BPFTRACE_MAX_STRLEN        [default: 64] bytes per str() (0.17: BPFTRACE_STRLEN)
+    BPFTRACE_MAX_MAP_KEYS      [default: 4096] max keys in a map (0.17: BPFTRACE_MAP_KEYS_MAX)
+    BPFTRACE_MAX_PROBES        [default: 512] max number of probes
+    BPFTRACE_MAX_CAT_BYTES     [default: 10240] bytes cat() prints (0.17: BPFTRACE_CAT_BYTES_MAX)
+    BPFTRACE_PERF_RB_PAGES     [default: 64] pages per CPU for the event ring buffer
+    BPFTRACE_NO_CPP_DEMANGLE   [default: 0] disable C++ symbol demangling
     GOTRACE_STACK_MAP_ENTRIES  [default: 4096] stacks each stack map holds
     GOTRACE_SYSCALL_TRACEPOINTS [default: auto] raw|perf: how syscalls:* tracepoints attach
     GOTRACE_COMPAT             [default: 0.26] as --compat (GOTRACE_ spelling only)
@@ -91,10 +135,12 @@ ENVIRONMENT (each also accepted with the BPFTRACE_ prefix):
 EXAMPLES:
 gotrace -l '*sleep*'
     list probes containing "sleep"
-gotrace -e 'tracepoint:syscalls:sys_enter_openat { printf("%s %s\n", comm, str(args->filename)); }'
+gotrace -e 'tracepoint:syscalls:sys_enter_openat { printf("%s %s\n", comm, str(args.filename)); }'
     trace files opened, by process name
 gotrace -e 'tracepoint:raw_syscalls:sys_enter { @[comm] = count(); }'
     count syscalls by process name
+gotrace -e 'begin { print(getopt("n", 10)); }' -- --n=3
+    a named program option
 `
 
 // parseArgs parses the command line as bpftrace does: options first (short
@@ -153,6 +199,64 @@ func parseArgs(args []string) (*config, error) {
 				c.includes = append(c.includes, v)
 			case "metrics":
 				c.metrics, err = getVal()
+			case "pid":
+				c.pidStr, err = getVal()
+				c.hasPid = err == nil
+			case "output":
+				c.output, err = getVal()
+			case "quiet":
+				c.quiet = true
+			case "verbose":
+				c.verbose = true
+			case "list":
+				c.list = true
+			case "cmd":
+				c.cmd, err = getVal()
+			case "warnings":
+				c.helperCheck++
+			case "debug":
+				var v string
+				if v, err = getVal(); err == nil {
+					err = c.addDebugStages(v)
+				}
+			case "mode":
+				var v string
+				if v, err = getVal(); err == nil {
+					if !contains(modes, v) {
+						return nil, fmt.Errorf("USAGE: --mode can only be 'codegen', 'compiler-bench', 'bench', 'test' or 'format'.")
+					}
+					c.mode = v
+				}
+			case "test", "bench", "fmt":
+				if c.mode != "" {
+					return nil, fmt.Errorf("USAGE: --%s conflicts with existing --mode", name)
+				}
+				c.mode = map[string]string{"test": "test", "bench": "bench", "fmt": "format"}[name]
+			case "probe-filter":
+				c.probeFilter, err = getVal()
+			case "traceable-functions":
+				c.traceable, err = getVal()
+			case "debuginfo":
+				var v string
+				if v, err = getVal(); err == nil {
+					for _, d := range strings.Split(v, ":") {
+						if d != "" {
+							c.debuginfo = append(c.debuginfo, d)
+						}
+					}
+				}
+			case "no-feature":
+				var v string
+				if v, err = getVal(); err == nil {
+					for _, f := range strings.Split(v, ",") {
+						if !contains(features, f) {
+							return nil, fmt.Errorf("USAGE: --no-feature can only have values 'kprobe_multi,kprobe_session,uprobe_multi'.")
+						}
+						c.noFeature = append(c.noFeature, f)
+					}
+				}
+			case "btf":
+				// bpftrace 0.26 accepts and ignores it (BTF is always used).
 			case "compat":
 				var v string
 				if v, err = getVal(); err == nil {
@@ -195,7 +299,17 @@ func parseArgs(args []string) (*config, error) {
 			case 'v':
 				c.verbose = true
 			case 'd':
-				c.debug++
+				// bpftrace 0.26's -d STAGE[,STAGE], beside 0.17's bare -d/-dd: a
+				// value is taken when it names stages.
+				if j+1 == len(cluster) && i+1 < len(args) && isStageList(args[i+1]) {
+					i++
+					err = c.addDebugStages(args[i])
+				} else if j+1 < len(cluster) && isStageList(cluster[j+1:]) {
+					err = c.addDebugStages(cluster[j+1:])
+					j = len(cluster)
+				} else {
+					c.debug++
+				}
 			case 'k':
 				c.helperCheck++
 			case 'l':
@@ -213,14 +327,8 @@ func parseArgs(args []string) (*config, error) {
 				v, err = value()
 				c.buffering = v
 			case 'p':
-				v, err = value()
-				if err == nil {
-					pid, perr := strconv.ParseUint(v, 10, 31)
-					if perr != nil || v == "" || v[0] == '+' {
-						return nil, fmt.Errorf("pid '%s' is not a valid decimal number", v)
-					}
-					c.pid, c.hasPid = int(pid), true
-				}
+				c.pidStr, err = value()
+				c.hasPid = err == nil
 			case 'c':
 				v, err = value()
 				c.cmd = v
@@ -235,7 +343,15 @@ func parseArgs(args []string) (*config, error) {
 			}
 		}
 	}
-	rest = append(rest, args[i:]...)
+	// After "--": bpftrace 0.26's named program options (--name[=value]),
+	// and positional parameters.
+	for _, a := range args[i:] {
+		if name, ok := strings.CutPrefix(a, "--"); ok && name != "" {
+			c.namedParams = append(c.namedParams, name)
+			continue
+		}
+		rest = append(rest, a)
+	}
 	switch {
 	case c.list:
 		if c.program == "" && len(rest) > 0 {
@@ -290,9 +406,29 @@ func env(name string) (string, bool) {
 	return os.LookupEnv("BPFTRACE_" + name)
 }
 
-// envInt reads a numeric GOTRACE_/BPFTRACE_ setting, with def when unset.
+// envNames are the settings bpftrace 0.26 renamed: its name first (as
+// GOTRACE_ or BPFTRACE_), then bpftrace 0.17's, both accepted.
+var envNames = map[string][]string{
+	"STRLEN":        {"MAX_STRLEN", "STRLEN"},
+	"MAP_KEYS_MAX":  {"MAX_MAP_KEYS", "MAP_KEYS_MAX"},
+	"CAT_BYTES_MAX": {"MAX_CAT_BYTES", "CAT_BYTES_MAX"},
+}
+
+// envInt reads a numeric GOTRACE_/BPFTRACE_ setting, with def when unset;
+// a setting bpftrace 0.26 renamed is read under both names (envNames).
 func envInt(name string, def int) (int, error) {
-	v, ok := env(name)
+	names := envNames[name]
+	if names == nil {
+		names = []string{name}
+	}
+	var v string
+	var ok bool
+	for _, n := range names {
+		if v, ok = env(n); ok {
+			name = n
+			break
+		}
+	}
 	if !ok || v == "" {
 		return def, nil
 	}
@@ -301,4 +437,75 @@ func envInt(name string, def int) (int, error) {
 		return 0, fmt.Errorf("env var GOTRACE_%s (or BPFTRACE_%s) must be a non-negative integer, got '%s'", name, name, v)
 	}
 	return int(n), nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// debugStageNames are the stages bpftrace 0.26's -d STAGE prints.
+var debugStageNames = []string{"ast", "types", "codegen", "codegen-opt", "libbpf", "verifier", "parse", "dis"}
+
+// addDebugStages reads bpftrace 0.26's -d/--debug STAGE[,STAGE] ("all" for
+// every stage). gotrace prints its stages for any of them, as -d does.
+func (c *config) addDebugStages(v string) error {
+	for _, st := range strings.Split(v, ",") {
+		if st == "" {
+			continue
+		}
+		if st != "all" && !contains(debugStageNames, st) {
+			return fmt.Errorf("USAGE: invalid option for -d: %s", st)
+		}
+		c.debugStages = append(c.debugStages, st)
+	}
+	c.debug++
+	return nil
+}
+
+// checkPid validates -p/--pid with the message of the bpftrace release
+// followed (they differ: compat.Version.PidParseMessages).
+func checkPid(c *config) error {
+	if !c.hasPid {
+		return nil
+	}
+	v := c.pidStr
+	if c.compat.PidParseMessages() {
+		digits := 0
+		for digits < len(v) && v[digits] >= '0' && v[digits] <= '9' {
+			digits++
+		}
+		switch {
+		case digits == 0:
+			return fmt.Errorf("Failed to parse pid: invalid integer: %s", v)
+		case digits < len(v):
+			return fmt.Errorf("Failed to parse pid: invalid trailing bytes: %s", v)
+		}
+		pid, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || pid > 0x400000 {
+			return fmt.Errorf("Pid out of range: %s", v)
+		}
+		c.pid = int(pid)
+		return nil
+	}
+	pid, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || v == "" || v[0] == '+' {
+		return fmt.Errorf("pid '%s' is not a valid decimal number", v)
+	}
+	if pid < 1 || pid > 4194304 {
+		return fmt.Errorf("pid '%s' out of valid pid range [1,4194304]", v)
+	}
+	c.pid = int(pid)
+	return nil
+}
+
+// isStageList reports whether v is meant as a -d STAGE value ("ast", "all",
+// "ast,types"): its first stage is one (addDebugStages checks the others).
+func isStageList(v string) bool {
+	first, _, _ := strings.Cut(v, ",")
+	return first == "all" || contains(debugStageNames, first)
 }

@@ -19,7 +19,7 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"-lv", "tracepoint:syscalls:*"}, config{list: true, verbose: true, listPattern: "tracepoint:syscalls:*", format: "text"}},
 		{[]string{"-l"}, config{list: true, format: "text"}},
 		{[]string{"-dd", "-q", "-fjson", "-B", "none", "-p", "42", "f.bt"},
-			config{debug: 2, quiet: true, format: "json", buffering: "none", pid: 42, hasPid: true, file: "f.bt"}},
+			config{debug: 2, quiet: true, format: "json", buffering: "none", pid: 42, pidStr: "42", hasPid: true, file: "f.bt"}},
 		{[]string{"--unsafe", "--dry-run", "-c", "ls -l", "-o", "out", "-e", "p"},
 			config{unsafe: true, dryRun: true, cmd: "ls -l", output: "out", program: "p", format: "text"}},
 		{[]string{"explain", "-e", "p"}, config{explain: true, program: "p", format: "text"}},
@@ -27,11 +27,25 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"--", "-weird.bt"}, config{file: "-weird.bt", format: "text"}},
 		// getopt permutation: options after the script and its parameters.
 		{[]string{"s.bt", "-c", "./prog", "x"}, config{file: "s.bt", cmd: "./prog", params: []string{"x"}, format: "text"}},
-		{[]string{"-l", "uprobe:*", "-p", "7"}, config{list: true, listPattern: "uprobe:*", pid: 7, hasPid: true, format: "text"}},
+		{[]string{"-l", "uprobe:*", "-p", "7"}, config{list: true, listPattern: "uprobe:*", pid: 7, pidStr: "7", hasPid: true, format: "text"}},
+		// bpftrace 0.26's long options, modes and named program options.
+		{[]string{"--pid", "9", "--output=o", "--quiet", "--verbose", "-e", "p"},
+			config{pid: 9, pidStr: "9", hasPid: true, output: "o", quiet: true, verbose: true, program: "p", format: "text"}},
+		{[]string{"--mode", "bench", "--probe-filter", ":200", "--traceable-functions", "/dev/null", "-e", "p"},
+			config{mode: "bench", probeFilter: ":200", traceable: "/dev/null", program: "p", format: "text"}},
+		{[]string{"--test", "--debuginfo=a:b", "--debuginfo", "c", "--no-feature", "uprobe_multi,kprobe_multi", "-e", "p"},
+			config{mode: "test", debuginfo: []string{"a", "b", "c"}, noFeature: []string{"uprobe_multi", "kprobe_multi"}, program: "p", format: "text"}},
+		{[]string{"-e", "p", "x", "--", "--aa=1", "--bb", "y"},
+			config{program: "p", params: []string{"x", "y"}, namedParams: []string{"aa=1", "bb"}, format: "text"}},
+		{[]string{"-d", "ast,types", "-e", "p"}, config{debug: 1, debugStages: []string{"ast", "types"}, program: "p", format: "text"}},
+		{[]string{"-e", "one", "-e", "two"}, config{program: "two", format: "text"}},
 		{[]string{"s.bt", "--", "-1"}, config{file: "s.bt", params: []string{"-1"}, format: "text"}},
 	}
 	for _, tt := range tests {
 		got, err := parseArgs(tt.args)
+		if err == nil {
+			err = checkPid(got)
+		}
 		if err != nil {
 			t.Errorf("%q: %v", tt.args, err)
 			continue
@@ -47,9 +61,18 @@ func TestParseArgsErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-p", "a1111", "f.bt"}, "pid 'a1111' is not a valid decimal number"},
-		{[]string{"-p", "111a1", "f.bt"}, "pid '111a1' is not a valid decimal number"},
-		{[]string{"-p", "not_a_pid"}, "pid 'not_a_pid' is not a valid decimal number"},
+		// bpftrace 0.26's messages (and 0.17's under --compat 0.17).
+		{[]string{"-p", "a1111", "f.bt"}, "Failed to parse pid: invalid integer: a1111"},
+		{[]string{"-p", "111a1", "f.bt"}, "Failed to parse pid: invalid trailing bytes: 111a1"},
+		{[]string{"--pid", "not_a_pid"}, "Failed to parse pid: invalid integer: not_a_pid"},
+		{[]string{"-p", "4194305"}, "Pid out of range: 4194305"},
+		{[]string{"--compat", "0.17", "-p", "a1111", "f.bt"}, "pid 'a1111' is not a valid decimal number"},
+		{[]string{"--compat", "0.17", "-p", "111a1", "f.bt"}, "pid '111a1' is not a valid decimal number"},
+		{[]string{"--compat", "0.17", "-p", "-5"}, "pid '-5' out of valid pid range [1,4194304]"},
+		{[]string{"--mode", "x", "-e", "p"}, "USAGE: --mode can only be 'codegen', 'compiler-bench', 'bench', 'test' or 'format'."},
+		{[]string{"--mode", "test", "--bench", "-e", "p"}, "USAGE: --bench conflicts with existing --mode"},
+		{[]string{"--no-feature", "x", "-e", "p"}, "USAGE: --no-feature can only have values 'kprobe_multi,kprobe_session,uprobe_multi'."},
+		{[]string{"-d", "ast,bogus", "-e", "p"}, "USAGE: invalid option for -d: bogus"},
 		{[]string{"-f", "xml", "-e", "p"}, "Invalid output format \"xml\"\nValid formats: 'text', 'json'"},
 		{[]string{"-B", "foo", "-e", "p"}, "USAGE: -B must be either 'line', 'full', or 'none'."},
 		{[]string{"-c"}, "option requires an argument -- 'c'"},
@@ -57,7 +80,10 @@ func TestParseArgsErrors(t *testing.T) {
 		{[]string{"--bogus"}, "unrecognized option '--bogus'"},
 	}
 	for _, tt := range tests {
-		_, err := parseArgs(tt.args)
+		c, err := parseArgs(tt.args)
+		if err == nil {
+			err = checkPid(c)
+		}
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("%q: got %v, want %q", tt.args, err, tt.want)
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	goruntime "runtime"
 	"strings"
 
 	"github.com/gotrace/gotrace"
@@ -17,9 +18,15 @@ import (
 	"github.com/gotrace/gotrace/runtime/metrics"
 	"github.com/gotrace/gotrace/runtime/output"
 	"github.com/gotrace/gotrace/runtime/sym"
+	"github.com/gotrace/gotrace/stdlib"
 )
 
 const version = "v0.1.0"
+
+// init keeps the main goroutine on the process's first thread, so that
+// BEGIN and END, which run from it, see tid == pid as in bpftrace (whose
+// BEGIN probe fires on its main thread).
+func init() { goruntime.LockOSThread() }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -38,6 +45,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if err == nil {
 		err = compatFromEnv(c, os.LookupEnv)
 	}
+	if err == nil {
+		err = checkPid(c)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		var ue *usageError
@@ -47,6 +57,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return 1
 	}
 	switch {
+	case c.help && c.file == "builtins":
+		// The builtin reference, generated from the stdlib table.
+		if err := stdlib.WriteReference(stdout); err != nil {
+			fmt.Fprintf(stderr, "ERROR: %v\n", err)
+			return 1
+		}
+		return 0
 	case c.help:
 		io.WriteString(stdout, usage)
 		return 0
@@ -71,7 +88,28 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
 	}
+	if c.mode != "" && c.mode != "bench" {
+		// bpftrace 0.26's other developer modes (test: probes, formatting,
+		// compiler benchmarks): not in gotrace yet.
+		fmt.Fprintf(stderr, "ERROR: --mode %s is not supported by gotrace\n", c.mode)
+		return 1
+	}
+	traceable, err := readTraceable(c.traceable)
+	if err != nil {
+		fmt.Fprintf(stderr, "ERROR: %v\n", err)
+		return 1
+	}
 	strlen, err := envInt("STRLEN", 64)
+	if err != nil {
+		fmt.Fprintf(stderr, "ERROR: %v\n", err)
+		return 1
+	}
+	mapKeys, err := envInt("MAP_KEYS_MAX", 0)
+	if err != nil {
+		fmt.Fprintf(stderr, "ERROR: %v\n", err)
+		return 1
+	}
+	catMax, err := envInt("CAT_BYTES_MAX", 10<<10)
 	if err != nil {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
@@ -85,9 +123,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		PID:         c.pid,
 		HelperCheck: c.helperCheck,
 		// cpid needs -c, as in bpftrace; -d and explain show any script.
-		ChildCommand: c.cmd != "" || c.debug > 0 || c.explain,
-		DumpAST:      c.debug > 0,
-		Compat:       c.compat,
+		ChildCommand:       c.cmd != "" || c.debug > 0 || c.explain,
+		DumpAST:            c.debug > 0,
+		Compat:             c.compat,
+		Host:               host(c.compat),
+		NamedParams:        c.namedParams,
+		ProbeFilter:        c.probeFilter,
+		TraceableFunctions: traceable,
+		DebugDirs:          c.debuginfo,
+		MapKeysMax:         uint32(mapKeys),
 	})
 	if c.debug > 0 || c.explain {
 		dump(stdout, c, compiled)
@@ -116,21 +160,25 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	syms := sym.New(sym.Options{})
 	printer := runtime.NewTextPrinter(out, format, syms, compiled.Spec)
 	printer.Unsafe = c.unsafe
+	printer.NoWarnings = c.noWarnings
+	printer.CatMax = catMax
 	printer.P.Compat = c.compat
 	printer.P.Notices = stderr
 	if c.output != "" {
 		printer.P.ExitGap = stdout // as bpftrace: not into the file
 	}
 	opts := runtime.Options{
-		Printer: printer,
-		Stdout:  out,
-		Stderr:  stderr,
-		Quiet:   c.quiet,
-		Verbose: c.verbose,
-		PID:     c.pid,
-		DryRun:  c.dryRun,
-		Unsafe:  c.unsafe,
-		Compat:  c.compat,
+		Printer:   printer,
+		Stdout:    out,
+		Stderr:    stderr,
+		Quiet:     c.quiet,
+		Verbose:   c.verbose,
+		PID:       c.pid,
+		DryRun:    c.dryRun,
+		Unsafe:    c.unsafe,
+		Compat:    c.compat,
+		NoFeature: c.noFeature,
+		Mode:      c.mode,
 		OnLoad: func(l *runtime.Loaded) {
 			// One STACK_TRACE map per (kernel/user, frame limit): stack_k,
 			// stack_u, stack_k_N, stack_u_N (compiler/ABI.md).
@@ -247,7 +295,22 @@ func dump(w io.Writer, c *config, cp *gotrace.Compiled) {
 	if cp == nil {
 		return
 	}
-	if cp.AST != "" || (cp.Prog != nil && cp.Checked == nil) {
+	// -d STAGE (bpftrace 0.26) prints only the stages named: ast the parsed
+	// program, types the typed one, codegen (and codegen-opt, dis) the BPF;
+	// bare -d and "all" print every stage.
+	want := func(stages ...string) bool {
+		if len(c.debugStages) == 0 {
+			return true
+		}
+		for _, st := range c.debugStages {
+			if st == "all" || contains(stages, st) {
+				return true
+			}
+		}
+		return false
+	}
+	printed := false
+	if want("ast", "parse") && (cp.AST != "" || (cp.Prog != nil && cp.Checked == nil)) {
 		// The parsed program before the checker typed it.
 		ast := cp.AST
 		if ast == "" {
@@ -255,16 +318,41 @@ func dump(w io.Writer, c *config, cp *gotrace.Compiled) {
 		}
 		fmt.Fprintln(w, "AST")
 		fmt.Fprint(w, ast)
+		printed = true
 	}
-	if cp.Checked != nil {
-		if cp.AST != "" {
+	if want("types") && cp.Checked != nil {
+		if printed {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintln(w, "Typed program")
 		fmt.Fprint(w, check.Dump(cp.Checked))
+		printed = true
 	}
-	if cp.Spec != nil {
-		fmt.Fprintln(w, "\nBPF")
+	if want("codegen", "codegen-opt", "dis") && cp.Spec != nil {
+		if printed {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, "BPF")
 		fmt.Fprint(w, cp.Spec.Dump())
 	}
+}
+
+// readTraceable reads --traceable-functions FILE: one kernel function a
+// line, as /sys/kernel/tracing/available_filter_functions lists them
+// ("name [module]"). Nil without the option.
+func readTraceable(file string) ([]string, error) {
+	if file == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the traceable functions from '%s': %v", file, err)
+	}
+	funcs := []string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			funcs = append(funcs, f[0])
+		}
+	}
+	return funcs, nil
 }

@@ -3,8 +3,10 @@ package layout
 import (
 	"debug/dwarf"
 	"debug/elf"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +37,7 @@ type dwarfFile struct {
 
 // dwarfCache holds the binaries a resolver has opened.
 type dwarfCache struct {
+	dirs  []string // Options.DebugDirs
 	mu    sync.Mutex
 	files map[string]*dwarfFile
 }
@@ -48,14 +51,18 @@ func (c *dwarfCache) get(path string) (*dwarfFile, error) {
 	if c.files == nil {
 		c.files = map[string]*dwarfFile{}
 	}
-	f := openDWARF(path)
+	f := openDWARFIn(path, c.dirs)
 	c.files[path] = f
 	return f, f.err
 }
 
 // openDWARF reads path's DWARF; a binary without it is an error that
 // names the binary.
-func openDWARF(path string) *dwarfFile {
+func openDWARF(path string) *dwarfFile { return openDWARFIn(path, nil) }
+
+// openDWARFIn is openDWARF that looks for a stripped binary's separate
+// debug file in the standard places and dirs (--debuginfo).
+func openDWARFIn(path string, dirs []string) *dwarfFile {
 	f := &dwarfFile{path: path}
 	ef, err := elf.Open(path)
 	if err != nil {
@@ -64,14 +71,19 @@ func openDWARF(path string) *dwarfFile {
 	}
 	defer ef.Close()
 	if ef.Section(".debug_info") == nil {
-		// Stripped, or its debug information installed apart (a -dbg
-		// package, a .gnu_debuglink file, a debuginfod cache).
+		// Stripped, or its debug information installed apart: a -dbg
+		// package, a .gnu_debuglink file, a debuginfod cache (sym), else
+		// beside the binary or in a --debuginfo directory.
 		dbg, _ := sym.OpenDebug(ef, path)
-		if dbg == nil || dbg.Section(".debug_info") == nil {
-			if dbg != nil {
-				dbg.Close()
-			}
-			f.err = fmt.Errorf("no debug information for %s (no .debug_info section, and no separate debug file under /usr/lib/debug, by .gnu_debuglink or in a debuginfod cache)", path)
+		if dbg != nil && dbg.Section(".debug_info") == nil {
+			dbg.Close()
+			dbg = nil
+		}
+		if dbg == nil {
+			dbg = separateDebug(ef, path, dirs)
+		}
+		if dbg == nil {
+			f.err = fmt.Errorf("no debug information for %s (no .debug_info section, and no separate debug file under /usr/lib/debug, by .gnu_debuglink, in a debuginfod cache or in a --debuginfo directory)", path)
 			return f
 		}
 		defer dbg.Close()
@@ -418,4 +430,70 @@ func (r *Sources) fromDWARF(name string) (*types.Type, bool) {
 		}
 	}
 	return nil, false
+}
+
+// separateDebug opens the separate debug file of the binary ef at path:
+// in each of its directory, its .debug, /usr/lib/debug and dirs (relative
+// ones from the binary's directory), DIR/.build-id/xx/yyyy.debug by build
+// ID, then DIR/LINK by .gnu_debuglink (and /usr/lib/debug/BINDIR/LINK).
+func separateDebug(ef *elf.File, path string, dirs []string) *elf.File {
+	binDir := filepath.Dir(path)
+	buildID, link := elfBuildID(ef), ""
+	if s := ef.Section(".gnu_debuglink"); s != nil {
+		if data, err := s.Data(); err == nil {
+			if i := strings.IndexByte(string(data), 0); i > 0 {
+				link = string(data[:i])
+			}
+		}
+	}
+	var cands []string
+	for _, d := range append([]string{"", ".debug", "/usr/lib/debug"}, dirs...) {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(binDir, d)
+		}
+		if buildID != "" {
+			cands = append(cands, filepath.Join(d, ".build-id", buildID[:2], buildID[2:]+".debug"))
+		}
+		// Without a debuglink: BINARY.debug (objcopy --only-keep-debug's
+		// usual name), which must carry the same build ID.
+		cands = append(cands, filepath.Join(d, filepath.Base(path)+".debug"))
+		if link != "" {
+			cands = append(cands, filepath.Join(d, link))
+			if abs, err := filepath.Abs(binDir); err == nil && filepath.IsAbs(d) && d == "/usr/lib/debug" {
+				cands = append(cands, filepath.Join(d, abs, link))
+			}
+		}
+	}
+	for _, c := range cands {
+		if c == path {
+			continue
+		}
+		if d, err := elf.Open(c); err == nil {
+			if d.Section(".debug_info") != nil && (buildID == "" || elfBuildID(d) == buildID) {
+				return d
+			}
+			d.Close()
+		}
+	}
+	return nil
+}
+
+// elfBuildID is the GNU build ID of ef in hex, or "".
+func elfBuildID(ef *elf.File) string {
+	s := ef.Section(".note.gnu.build-id")
+	if s == nil {
+		return ""
+	}
+	data, err := s.Data()
+	if err != nil || len(data) <= 16 {
+		return ""
+	}
+	// Elf_Nhdr: namesz, descsz, type (4 bytes each), name, desc.
+	namesz := int(ef.ByteOrder.Uint32(data[0:4]))
+	descsz := int(ef.ByteOrder.Uint32(data[4:8]))
+	off := 12 + (namesz+3)&^3
+	if descsz < 2 || off+descsz > len(data) {
+		return ""
+	}
+	return hex.EncodeToString(data[off : off+descsz])
 }

@@ -21,6 +21,11 @@ type Options struct {
 	// names after the C declarations, before BTF (a cast to a program's
 	// struct, bpftrace's DWARF support).
 	Binaries []string
+	// DebugDirs (--debuginfo) are searched, after the binary's own
+	// directory, its .debug and /usr/lib/debug, for the separate debug
+	// information of a stripped binary (by build ID or .gnu_debuglink);
+	// a relative directory is relative to the binary's.
+	DebugDirs []string
 }
 
 // Sources is the Resolver over all three sources. It resolves types the
@@ -52,7 +57,7 @@ func New(opts Options) *Sources {
 	if a, err := abiFor(opts.Arch); err == nil {
 		charSigned = a.charSigned
 	}
-	return &Sources{opts: opts, btf: newBTFSource(opts.BTFPath, charSigned)}
+	return &Sources{opts: opts, btf: newBTFSource(opts.BTFPath, charSigned), dwarf: dwarfCache{dirs: opts.DebugDirs}}
 }
 
 // Decls parses the script's declarations and included headers (once) and

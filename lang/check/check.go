@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler/layout"
 	"sort"
 	"strings"
@@ -250,7 +251,11 @@ func (c *checker) ErrorHint(n lang.Node, hint, format string, args ...any) {
 func (c *checker) Providers() []string { return c.providers }
 func (c *checker) StrLen() int         { return c.strlen }
 func (c *checker) Unsafe() bool        { return c.opts.Unsafe }
-func (c *checker) NoCpid() bool        { return c.opts.NoCpid }
+
+func (c *checker) NamedParams() stdlib.NamedParams { return c.opts.NamedParams }
+
+func (c *checker) Compat() compat.Version { return c.opts.Compat }
+func (c *checker) NoCpid() bool           { return c.opts.NoCpid }
 
 // ConstInt evaluates constant integer expressions.
 func (c *checker) ConstInt(e lang.Expr) (int64, bool) {

@@ -66,6 +66,8 @@ func options(text string) Options {
 			switch {
 			case f == "unsafe":
 				o.Unsafe = true
+			case f == "compat=0.17":
+				o.Compat = compat.V017
 			case f == "noresolver":
 				o.Resolver = nil
 			case strings.HasPrefix(f, "strlen="):

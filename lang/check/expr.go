@@ -163,12 +163,12 @@ func (c *checker) builtinVar(e *lang.BuiltinExpr) *types.Type {
 	if row.Check == nil {
 		return types.InvalidType
 	}
-	return c.builtinVar026(e.Name, row.Check(c, &stdlib.Call{Expr: e, Name: e.Name, Probe: c.probe}))
+	return c.builtinVar026(stdlib.Canonical(e.Name), row.Check(c, &stdlib.Call{Expr: e, Name: stdlib.Canonical(e.Name), Probe: c.probe}))
 }
 
 func (c *checker) ident(e *lang.IdentExpr) *types.Type {
 	if row, _, ok := stdlib.Resolve(e.Name); ok && row.Kind == stdlib.Var {
-		return row.Check(c, &stdlib.Call{Expr: e, Name: e.Name, Probe: c.probe})
+		return row.Check(c, &stdlib.Call{Expr: e, Name: stdlib.Canonical(e.Name), Probe: c.probe})
 	}
 	if c.opts.Resolver != nil {
 		if v, t, ok := c.opts.Resolver.Enum(e.Name); ok {
@@ -186,8 +186,13 @@ func (c *checker) ident(e *lang.IdentExpr) *types.Type {
 // ---- calls ----
 
 func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
-	row, ok := stdlib.Lookup(e.Name)
-	if !ok || row.Kind == stdlib.Var {
+	row, _, ok := stdlib.Resolve(e.Name)
+	if ok && row.Kind != stdlib.Var && e.Name != row.Name {
+		ok = false // argN families and __builtin_ names are variables only
+	}
+	// bpftrace 0.26 also spells every builtin variable as a call, pid()
+	// (some with a mode: pid(init), nsecs(boot)); 0.17 has none.
+	if !ok || (row.Kind == stdlib.Var && (c.opts.Compat.Legacy() || row.Name == "argN" || row.Name == "sargN")) {
 		nameSp := e.NameSpan
 		if !nameSp.Start.IsValid() {
 			nameSp = e.Span()
@@ -196,9 +201,19 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 		return types.InvalidType
 	}
 	if row.Unsafe && !c.opts.Unsafe {
-		c.errAt(e.Span(), "run with --unsafe to allow it", "%s() is an unsafe function being used in safe mode", e.Name)
+		if c.opts.Compat.UnsafeIsUnsafe() {
+			c.errAt(e.Span(), "", "%s() is unsafe. To use you need the --unsafe flag", e.Name)
+		} else {
+			c.errAt(e.Span(), "run with --unsafe to allow it", "%s() is an unsafe function being used in safe mode", e.Name)
+		}
 	}
 	n := len(e.Args)
+	if c.opts.Compat.Legacy() && row.MaxArgs017 > 0 {
+		// A builtin bpftrace 0.26 gave more arguments (hist(n, k)).
+		r := *row
+		r.MaxArgs = row.MaxArgs017
+		row = &r
+	}
 	if n < row.MinArgs || (row.MaxArgs >= 0 && n > row.MaxArgs) {
 		c.errorf(e, "%s", arityMsg(row, n))
 		return types.InvalidType
@@ -218,7 +233,7 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 			t = c.mapFuncArg(e, a)
 		case row.Kind == stdlib.MapFunc && i == 1 && (e.Name == "delete" || e.Name == "has_key"):
 			t = c.mapKeyArg(e, a)
-		case (e.Name == "kstack" || e.Name == "ustack") && i == 0 && isStackMode(a):
+		case i == 0 && (isMode(row, a) || badVarMode(row, a)):
 			t = types.NoneType
 			a.SetType(t)
 		default:
@@ -239,7 +254,7 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 	if row.Check == nil {
 		return types.NoneType
 	}
-	return c.callResult026(e, row.Check(c, &stdlib.Call{Expr: e, Name: e.Name, Args: e.Args, Probe: c.probe}))
+	return c.callResult026(e, row.Check(c, &stdlib.Call{Expr: e, Name: stdlib.Canonical(e.Name), Args: e.Args, Probe: c.probe}))
 }
 
 // quietCheck runs a row's rule with reporting off (to type a call whose
@@ -254,12 +269,20 @@ func (c *checker) quietCheck(row *stdlib.Builtin, e *lang.CallExpr) *types.Type 
 	return row.Check(c, &stdlib.Call{Expr: e, Name: e.Name, Args: e.Args, Probe: c.probe})
 }
 
-func isStackMode(a lang.Expr) bool {
+// badVarMode: a builtin variable with modes (pid(init), nsecs(boot))
+// called with another bare identifier, which its row reports as an
+// invalid mode.
+func badVarMode(row *stdlib.Builtin, a lang.Expr) bool {
 	id, ok := a.(*lang.IdentExpr)
-	if !ok {
+	if !ok || row.Kind != stdlib.Var || len(row.Modes) == 0 {
 		return false
 	}
-	_, ok = stdlib.StackModes[id.Name]
+	_, _, builtin := stdlib.Resolve(id.Name)
+	return !builtin
+}
+
+func isMode(row *stdlib.Builtin, a lang.Expr) bool {
+	_, ok := row.IsMode(a)
 	return ok
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/stdlib"
 )
 
 // Options configure a check.
@@ -27,6 +28,9 @@ type Options struct {
 	// Compat is the bpftrace release whose semantics to follow (types,
 	// scoping) where 0.17 and 0.26 differ.
 	Compat compat.Version
+	// NamedParams are the program options given after "--", which
+	// getopt() reads (bpftrace 0.26).
+	NamedParams stdlib.NamedParams
 }
 
 // Result is a checked, typed program. The AST in Prog is annotated in place:

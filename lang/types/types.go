@@ -93,6 +93,7 @@ const (
 	StackBpftrace StackMode = iota // one frame per line, symbol+offset, indented
 	StackPerf                      // "\taddr symbol+off (module)"
 	StackRaw                       // addresses only
+	StackBuildID                   // ustack(build_id): "BUILDID 0xOFFSET" a frame (bpftrace 0.26)
 )
 
 // StackInfo describes a kstack/ustack value.

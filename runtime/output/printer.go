@@ -466,6 +466,8 @@ func (p *Printer) stackText(v Value, indent int) string {
 			sym = f.Sym + "+" + strconv.FormatUint(f.Offset, 10)
 		}
 		switch info.Mode {
+		case types.StackBuildID:
+			sb.WriteString(BuildIDFrame(int(v.Aux), f.Addr) + "\n")
 		case types.StackPerf:
 			sb.WriteString("\t" + strconv.FormatUint(f.Addr, 16) + " " + sym)
 			if info.User {

@@ -177,6 +177,13 @@ func (p *Printer) convert(sb *strings.Builder, s Spec, v Value) {
 	switch s.Verb {
 	case 's', 'r':
 		str := p.text(v, 8)
+		if v.Kind() == types.Enum && v.Type.Enumerators != nil {
+			// bpftrace 0.26's %s of an enum value: the enumerator's name,
+			// or the number when no enumerator has it.
+			if name, ok := v.Type.Enumerators[v.Int()]; ok {
+				str = name
+			}
+		}
 		if s.RawMode != 0 {
 			str = rawHex(v.Bytes, s.RawMode == 'x')
 		}

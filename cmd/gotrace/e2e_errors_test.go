@@ -107,7 +107,7 @@ func TestCLIErrors(t *testing.T) {
 	}{
 		{"missing_file", []string{"/nonexistent/gotrace.bt"}, "ERROR: failed to open file '/nonexistent/gotrace.bt': No such file or directory\n"},
 		{"bad_pid", []string{"-p", "abc", "-e", "BEGIN {}"}, "ERROR: pid 'abc' is not a valid decimal number\n"},
-		{"absent_pid", []string{"-p", "999999999", "-e", "BEGIN {}"}, "ERROR: pid '999999999' does not exist\n"},
+		{"absent_pid", []string{"-p", "4194304", "-e", "BEGIN {}"}, "ERROR: pid '4194304' does not exist\n"},
 		{"bad_format", []string{"-f", "xml", "-e", "BEGIN {}"}, ""},
 		{"no_program", []string{}, ""},
 		// A header found nowhere is clang's error as bpftrace prints it

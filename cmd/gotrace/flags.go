@@ -214,12 +214,12 @@ func parseArgs(args []string) (*config, error) {
 				c.buffering = v
 			case 'p':
 				v, err = value()
-				if err == nil {
-					pid, perr := strconv.ParseUint(v, 10, 31)
-					if perr != nil || v == "" || v[0] == '+' {
-						return nil, fmt.Errorf("pid '%s' is not a valid decimal number", v)
+				if err == nil && v != "" { // an empty -p is no pid, as in bpftrace
+					pid, perr := parsePID(v)
+					if perr != nil {
+						return nil, perr
 					}
-					c.pid, c.hasPid = int(pid), true
+					c.pid, c.hasPid = pid, true
 				}
 			case 'c':
 				v, err = value()
@@ -263,6 +263,34 @@ func parseArgs(args []string) (*config, error) {
 		return nil, fmt.Errorf("-p and -c are mutually exclusive")
 	}
 	return c, nil
+}
+
+// pidMax is the kernel's largest possible pid (PID_MAX_LIMIT on 64-bit),
+// the range bpftrace checks -p against.
+const pidMax = 4 * 1024 * 1024
+
+// parsePID reads -p's value as bpftrace does (std::stol: leading white
+// space and a sign allowed, the whole string a decimal number), then checks
+// it against the range of pids.
+func parsePID(v string) (int, error) {
+	s := strings.TrimLeft(v, " \t\n\v\f\r")
+	digits := strings.TrimPrefix(strings.TrimPrefix(s, "+"), "-")
+	if len(digits) == len(s)-1 || len(digits) == len(s) {
+		if digits == "" || strings.Trim(digits, "0123456789") != "" {
+			return 0, fmt.Errorf("pid '%s' is not a valid decimal number", v)
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return 0, fmt.Errorf("pid '%s' outside of integer range", v)
+		}
+		return 0, fmt.Errorf("pid '%s' is not a valid decimal number", v)
+	}
+	if n < 1 || n > pidMax {
+		return 0, fmt.Errorf("pid '%s' out of valid pid range [1,%d]", v, pidMax)
+	}
+	return int(n), nil
 }
 
 // compatFromEnv applies GOTRACE_COMPAT when --compat was not given.

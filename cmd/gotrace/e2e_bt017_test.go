@@ -25,3 +25,48 @@ func TestPIDRangeLikeBpftrace(t *testing.T) {
 		}
 	}
 }
+
+// sameAsBpftrace runs gotrace (in 0.17 mode, testkit's default) and
+// bpftrace 0.17 with args and compares exit status, stdout and stderr.
+func sameAsBpftrace(t *testing.T, bt string, args ...string) {
+	t.Helper()
+	r := gt(t, 20*time.Second, args...)
+	b := testkit.RunBounded(t, 20*time.Second, exec.Command(bt, args...))
+	if r.ExitCode != b.ExitCode {
+		t.Errorf("%q: exit %d, bpftrace %d\nstderr:\n%s", args, r.ExitCode, b.ExitCode, r.Stderr)
+	}
+	expectOutput(t, "stdout vs bpftrace", r.Stdout, b.Stdout)
+	expectOutput(t, "stderr vs bpftrace", r.Stderr, bpftraceStderr(b.Stderr))
+}
+
+// TestPositionalAsStringLiteral: inside str(), a positional parameter is
+// a string literal (so kaddr(str($1)) takes it), and adding a constant
+// moves its start (str($1 + 1)), with bpftrace's errors for the rest.
+func TestPositionalAsStringLiteral(t *testing.T) {
+	requireTracing(t)
+	bt := requireBpftrace(t)
+	tests := []struct {
+		name   string
+		script string
+		params []string
+	}{
+		{"offset", `BEGIN { printf("[%s]\n", str($1 + 1)); exit(); }`, []string{"hello"}},
+		{"offset_left", `BEGIN { printf("[%s]\n", str(1 + $1)); exit(); }`, []string{"hello"}},
+		{"offset_numeric", `BEGIN { printf("[%s]\n", str($1 + 3)); exit(); }`, []string{"12345"}},
+		{"offset_to_end", `BEGIN { printf("[%s]\n", str($1 + 5)); exit(); }`, []string{"hello"}},
+		{"offset_and_length", `BEGIN { printf("[%s]\n", str($1 + 1, 2)); exit(); }`, []string{"hello"}},
+		{"as_map_key", `BEGIN { @[str($1)] = 1; exit(); }`, []string{"123"}},
+		{"kaddr", `BEGIN { printf("%d\n", kaddr(str($1)) == kaddr("vfs_read")); exit(); }`, []string{"vfs_read"}},
+		{"past_end", `BEGIN { printf("[%s]\n", str($1 + 10)); exit(); }`, []string{"hello"}},
+		{"missing_param", `BEGIN { printf("[%s]\n", str($2 + 1)); exit(); }`, []string{"hello"}},
+		{"minus", `BEGIN { printf("[%s]\n", str($1 - 1)); exit(); }`, []string{"hello"}},
+		{"spaced", `BEGIN { printf("[%s]\n", str($1   +   1000)); exit(); }`, []string{"hello"}},
+		{"param_offset", `BEGIN { printf("[%s]\n", str($1 + $2)); exit(); }`, []string{"hello", "2"}},
+		{"two_offsets", `BEGIN { printf("[%s]\n", str($1 + 1 + 1)); exit(); }`, []string{"hello"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sameAsBpftrace(t, bt, append([]string{"-e", tt.script}, tt.params...)...)
+		})
+	}
+}

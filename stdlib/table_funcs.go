@@ -312,6 +312,24 @@ var _ = rows(
 			}
 			return &types.Type{Kind: types.Inet, Size: 24}
 		}},
+	&Builtin{Name: "pton", Kind: Func, Sig: "pton(string addr)", MinArgs: 1, MaxArgs: 1,
+		Doc: "IPv4/IPv6 address text as its bytes (uint8[4] or uint8[16], resolved when the script compiles)",
+		Check: func(c Checker, call *Call) *types.Type {
+			s, ok := c.ConstStr(call.Args[0])
+			if !ok {
+				s = "" // bpftrace 0.17 names no address here
+			}
+			b, err := Pton(s)
+			if err != nil || !ok {
+				if !ok || err == errPtonFamily {
+					c.Errorf(call.Expr, "pton() expects an string argument of an IPv4/IPv6 address, got %s", s)
+				} else {
+					c.Errorf(call.Expr, "pton() expects a valid IPv4/IPv6 address, got %s", s)
+				}
+				return types.InvalidType
+			}
+			return types.ArrayOf(types.U8, len(b))
+		}},
 	&Builtin{Name: "macaddr", Kind: Func, Sig: "macaddr(char[6] addr)", MinArgs: 1, MaxArgs: 1,
 		Doc: "MAC address as text",
 		Check: func(c Checker, call *Call) *types.Type {

@@ -70,3 +70,32 @@ func TestPositionalAsStringLiteral(t *testing.T) {
 		})
 	}
 }
+
+// TestPtonLikeBpftrace: pton() gives the address's bytes (uint8[4] or
+// uint8[16]) as values, map keys and map values, with bpftrace's errors.
+func TestPtonLikeBpftrace(t *testing.T) {
+	requireTracing(t)
+	bt := requireBpftrace(t)
+	for _, tt := range []struct{ name, script string }{
+		{"values", `BEGIN { @b[pton("10.0.0.1")] = 1; $x = pton("fe80::1"); printf("%d %d\n", $x[0], $x[15]); @c = pton("::1"); @d = pton("1.2.3.4"); $e = pton("1.2.3.4"); print($e); exit(); }`},
+		{"sizeof", `BEGIN { printf("%d %d\n", sizeof(pton("1.1.1.1")), sizeof(pton("::"))); exit(); }`},
+		{"ntop", `BEGIN { @x = ntop(pton("1.2.3.4")); printf("%s %s\n", ntop(pton("127.0.0.1")), ntop(pton("2001:db8::ff00:42:8329"))); exit(); }`},
+		{"not_an_address", `BEGIN { $a = pton("zz"); exit(); }`},
+		{"bad_ipv4", `BEGIN { $a = pton("1.2.3"); exit(); }`},
+		{"mapped_ipv4", `BEGIN { $a = pton("::ffff:1.2.3.4"); exit(); }`},
+		{"empty", `BEGIN { $a = pton(""); exit(); }`},
+		{"two_args", `BEGIN { $a = pton("1.2.3.4", 1); exit(); }`},
+	} {
+		t.Run(tt.name, func(t *testing.T) { sameAsBpftrace(t, bt, "-e", tt.script) })
+	}
+	t.Run("param", func(t *testing.T) {
+		sameAsBpftrace(t, bt, "-e", `BEGIN { printf("%s\n", ntop(pton(str($1)))); exit(); }`, "192.168.0.7")
+	})
+	t.Run("json", func(t *testing.T) {
+		sameAsBpftrace(t, bt, "-f", "json", "-e", `BEGIN { @c = pton("::1"); @d[pton("1.2.3.4")] = 1; exit(); }`)
+	})
+	// bpftrace 0.17 also prints an unplaced "Expected string literal"
+	// line first; gotrace gives the placed error only.
+	r := gt(t, 20*time.Second, "-e", `BEGIN { $a = pton(1); exit(); }`)
+	expectOutput(t, "stderr", r.Stderr, "stdin:1:14-21: ERROR: pton() expects an string argument of an IPv4/IPv6 address, got \nBEGIN { $a = pton(1); exit(); }\n             ~~~~~~~\n")
+}

@@ -35,6 +35,11 @@ type ListOptions struct {
 // ListWith is List with a process: bpftrace's `-l [PATTERN] -p PID`.
 func ListWith(w io.Writer, o ListOptions) error {
 	pattern, verbose := o.Pattern, o.Verbose
+	if isTypeSearch(pattern) {
+		bw := bufio.NewWriter(w)
+		defer bw.Flush()
+		return listTypes(bw, pattern, verbose)
+	}
 	if err := checkSearchChars(pattern); err != nil {
 		return err
 	}

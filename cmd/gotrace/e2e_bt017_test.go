@@ -99,3 +99,28 @@ func TestPtonLikeBpftrace(t *testing.T) {
 	r := gt(t, 20*time.Second, "-e", `BEGIN { $a = pton(1); exit(); }`)
 	expectOutput(t, "stderr", r.Stderr, "stdin:1:14-21: ERROR: pton() expects an string argument of an IPv4/IPv6 address, got \nBEGIN { $a = pton(1); exit(); }\n             ~~~~~~~\n")
 }
+
+// TestListTypesLikeBpftrace: -l 'struct PATTERN' lists the kernel's named
+// types and -lv prints their C definitions as bpftrace 0.17 does (libbpf's
+// btf_dump form: anonymous members inline, bitfields, explicit padding,
+// function pointers, enum values). bpftrace 0.17 prints nothing for some
+// types (packed ones, and those its dumper emitted as another's
+// dependency), and renames clashing names (dma_chan___2): those are not
+// compared.
+func TestListTypesLikeBpftrace(t *testing.T) {
+	requireTracing(t)
+	testkit.Require(t, testkit.BTF)
+	bt := requireBpftrace(t)
+	for _, pat := range []string{"struct task_struct", "struct file_operations", "struct list_head", "struct qspinlock",
+		"struct callback_head", "struct bpf_prog_aux", "struct sk_buff", "struct inode", "enum pid_type",
+		"enum cgroup_bpf_attach_type", "struct nosuchstruct"} {
+		for _, flag := range []string{"-l", "-lv"} {
+			t.Run(flag+" "+pat, func(t *testing.T) { sameAsBpftrace(t, bt, flag, pat) })
+		}
+	}
+	// Listing many: the names (bpftrace's -lv of many types shares one
+	// dumper, which prints each dependency once, wherever it came first).
+	for _, pat := range []string{"struct *", "union *", "enum *", "struct list*", "struct *_head"} {
+		t.Run("-l "+pat, func(t *testing.T) { sameAsBpftrace(t, bt, "-l", pat) })
+	}
+}

@@ -122,3 +122,9 @@ func (v Version) BlockScopes() bool { return v != V017 }
 // TupleEquality: bpftrace 0.26 compares tuples with == and !=; 0.17
 // refuses it ("Type mismatch for '=='").
 func (v Version) TupleEquality() bool { return v != V017 }
+
+// SignalPrintsMaps: bpftrace 0.17 prints every map when it receives
+// SIGUSR1 (as at exit, without the blank lines before them); 0.26 has no
+// such dump (SIGUSR1 fires self:signal:SIGUSR1 probes instead; changed in
+// bpftrace 0.22).
+func (v Version) SignalPrintsMaps() bool { return v == V017 }

@@ -259,6 +259,20 @@ func (t *TextPrinter) Maps(maps []*MapData) error {
 	return t.P.ExitMaps(all)
 }
 
+// AllMaps prints every user map while tracing goes on (SIGUSR1 in
+// bpftrace 0.17).
+func (t *TextPrinter) AllMaps(maps []*MapData) error {
+	var all []output.MapData
+	for _, m := range maps {
+		if m.Spec.User == nil {
+			continue
+		}
+		t.sym.mapData(m, true)
+		all = append(all, t.mapData(m))
+	}
+	return t.P.AllMaps(all)
+}
+
 // Flush implements Printer.
 func (t *TextPrinter) Flush() error { return t.Out.Flush() }
 

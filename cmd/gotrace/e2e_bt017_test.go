@@ -2,6 +2,8 @@ package main
 
 import (
 	"os/exec"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -123,4 +125,49 @@ func TestListTypesLikeBpftrace(t *testing.T) {
 	for _, pat := range []string{"struct *", "union *", "enum *", "struct list*", "struct *_head"} {
 		t.Run("-l "+pat, func(t *testing.T) { sameAsBpftrace(t, bt, "-l", pat) })
 	}
+}
+
+// TestSIGUSR1PrintsMaps: in 0.17 mode SIGUSR1 prints every map and
+// tracing goes on, byte for byte as bpftrace 0.17; in 0.26 mode it prints
+// nothing and does not end the run.
+func TestSIGUSR1PrintsMaps(t *testing.T) {
+	requireTracing(t)
+	bt := requireBpftrace(t)
+	script := `BEGIN { @a = 1; @b[1, "x"] = 2; @h = hist(5); }`
+	run := func(bin string, args ...string) testkit.Result {
+		tr := testkit.StartTracer(t, 30*time.Second, bin, args...)
+		for i := 0; i < 2; i++ {
+			before, _ := tr.Output()
+			tr.Cmd.Process.Signal(syscall.SIGUSR1)
+			// Wait for the dump (or, in 0.26 mode, give it time to not come).
+			deadline := time.Now().Add(2 * time.Second)
+			for time.Now().Before(deadline) {
+				if out, _ := tr.Output(); len(out) > len(before) && strings.HasSuffix(out, "\n\n") {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		return tr.Stop(syscall.SIGINT, 10*time.Second)
+	}
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			g := run(testkit.Gotrace(t), "-f", format, "-e", script)
+			b := run(bt, "-f", format, "-e", script)
+			if g.ExitCode != 0 || b.ExitCode != 0 {
+				t.Fatalf("exit %d, bpftrace %d; stderr:\n%s", g.ExitCode, b.ExitCode, g.Stderr)
+			}
+			expectOutput(t, "stdout vs bpftrace", g.Stdout, b.Stdout)
+			if n := strings.Count(g.Stdout, "@a"); n != 3 {
+				t.Errorf("@a printed %d times, want 3 (two SIGUSR1, then exit):\n%s", n, g.Stdout)
+			}
+		})
+	}
+	t.Run("0.26", func(t *testing.T) {
+		g := run(testkit.Gotrace(t), "--compat", "0.26", "-e", `BEGIN { @a = 1; } interval:s:100 { }`)
+		if g.ExitCode != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", g.ExitCode, g.Stderr)
+		}
+		expectOutput(t, "stdout", g.Stdout, "\n\n@a: 1\n")
+	})
 }

@@ -43,6 +43,12 @@ func (p *Printer) ExitMaps(maps []MapData) error {
 	} else if err := p.write("\n\n"); err != nil {
 		return err
 	}
+	return p.AllMaps(maps)
+}
+
+// AllMaps prints every map, sorted by name (bpftrace 0.17's SIGUSR1 dump;
+// ExitMaps is this after two blank lines).
+func (p *Printer) AllMaps(maps []MapData) error {
 	sorted := append([]MapData(nil), maps...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Info.Name < sorted[j].Info.Name })
 	for _, m := range sorted {

@@ -171,3 +171,18 @@ func TestSIGUSR1PrintsMaps(t *testing.T) {
 		expectOutput(t, "stdout", g.Stdout, "\n\n@a: 1\n")
 	})
 }
+
+// TestJSONKeysLikeBpftrace: -f json prints multi-part keys ("1,x"), tuple
+// values (nested arrays) and aggregations keyed by several parts as
+// bpftrace 0.17 does.
+func TestJSONKeysLikeBpftrace(t *testing.T) {
+	requireTracing(t)
+	bt := requireBpftrace(t)
+	for _, tt := range []struct{ name, script string }{
+		{"keys_and_tuples", `BEGIN { @b[1,"x"] = 2; @d = (1, "x"); @f[1] = hist(3); @g[1,2] = stats(5); @h[(int8)-1, 2] = lhist(3, 0, 10, 5); @i = (1, (2, "q")); @j[1] = (1, (2, "q"), "z"); exit(); }`},
+		{"strings_and_addrs", `BEGIN { @s["a b", "c\"d"] = 1; @u = avg(5); @v[1,2] = avg(3); @w = pton("1.2.3.4"); @x[pton("1.2.3.4"), 1] = 1; @y[ntop(pton("1.2.3.4")), "q"] = (ntop(pton("::1")), 2); exit(); }`},
+		{"print", `BEGIN { @a[1, 2, 3] = min(4); @c[1,"a"] = sum(2); @q[(uint8)1, (int16)-2] = (int32)-3; @r = ("a\tb", "\\"); print(@r); print((1, "t")); print(((1,2),"x")); @z[1,2] = 1; @z[3,4] = 2; print(@z); exit(); }`},
+	} {
+		t.Run(tt.name, func(t *testing.T) { sameAsBpftrace(t, bt, "-f", "json", "-e", tt.script) })
+	}
+}

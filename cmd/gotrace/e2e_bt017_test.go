@@ -186,3 +186,66 @@ func TestJSONKeysLikeBpftrace(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { sameAsBpftrace(t, bt, "-f", "json", "-e", tt.script) })
 	}
 }
+
+// infoSections parses --info output: section name → key → value.
+func infoSections(s string) (order []string, sec map[string]map[string]string) {
+	sec = map[string]map[string]string{}
+	cur := ""
+	for _, l := range strings.Split(s, "\n") {
+		switch {
+		case l == "":
+		case !strings.HasPrefix(l, "  "):
+			cur = l
+			order = append(order, cur)
+			sec[cur] = map[string]string{}
+		default:
+			k, v, _ := strings.Cut(strings.TrimSpace(l), ": ")
+			sec[cur][k] = v
+		}
+	}
+	return order, sec
+}
+
+// TestInfoLikeBpftrace: --info prints bpftrace's sections in its order on
+// stderr and exits 0 (a script given too is not run); the system lines and
+// the map types agree with bpftrace 0.17's answers, and every helper, map
+// and probe type bpftrace reports is reported.
+func TestInfoLikeBpftrace(t *testing.T) {
+	requireTracing(t)
+	bt := requireBpftrace(t)
+	r := gt(t, 30*time.Second, "--info", "-e", `BEGIN { printf("ran\n"); exit(); }`)
+	b := testkit.RunBounded(t, 30*time.Second, exec.Command(bt, "--info"))
+	if r.ExitCode != 0 || r.Stdout != "" {
+		t.Fatalf("exit %d, stdout %q; want 0 and nothing on stdout\nstderr:\n%s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	gOrder, g := infoSections(r.Stderr)
+	bOrder, bs := infoSections(bpftraceStderr(b.Stderr))
+	if strings.Join(gOrder, "|") != strings.Join(bOrder, "|") {
+		t.Errorf("sections %q, bpftrace %q", gOrder, bOrder)
+	}
+	for _, k := range []string{"OS", "Arch"} {
+		if g["System"][k] != bs["System"][k] {
+			t.Errorf("System %s: %q, bpftrace %q", k, g["System"][k], bs["System"][k])
+		}
+	}
+	for k, v := range bs["Map types"] {
+		if g["Map types"][k] != v {
+			t.Errorf("map type %s: %q, bpftrace %q", k, g["Map types"][k], v)
+		}
+	}
+	for _, s := range []string{"Kernel helpers", "Probe types"} {
+		for k := range bs[s] {
+			if v := g[s][k]; v != "yes" && v != "no" {
+				t.Errorf("%s: %s is %q, want yes or no (bpftrace reports it)", s, k, v)
+			}
+		}
+	}
+	for _, k := range []string{"probe_read_kernel", "probe_read_user_str", "get_current_cgroup_id"} {
+		if g["Kernel helpers"][k] != bs["Kernel helpers"][k] {
+			t.Errorf("helper %s: %q, bpftrace %q", k, g["Kernel helpers"][k], bs["Kernel helpers"][k])
+		}
+	}
+	if g["Kernel features"]["btf"] != bs["Kernel features"]["btf"] || g["Kernel features"]["Instruction limit"] != bs["Kernel features"]["Instruction limit"] {
+		t.Errorf("kernel features %v, bpftrace %v", g["Kernel features"], bs["Kernel features"])
+	}
+}

@@ -37,6 +37,7 @@ type config struct {
 	explain     bool // `gotrace explain ...`
 	compat      compat.Version
 	compatSet   bool // --compat given (it wins over GOTRACE_COMPAT)
+	info        bool // --info: what the system offers, then exit
 }
 
 // usageError is a command-line mistake: its message is printed, then the
@@ -68,6 +69,7 @@ OPTIONS:
     -q             keep messages quiet
     -k             emit a warning when a bpf helper returns an error
     -V, --version  print the version
+    --info         print what this system offers tracing (kernel helpers, maps, probe types)
     --no-warnings  disable all warning messages
     --metrics ADDR serve the script's maps as Prometheus metrics on ADDR
     --compat VER   follow bpftrace VER where releases differ: 0.26 (default) or 0.17
@@ -159,7 +161,9 @@ func parseArgs(args []string) (*config, error) {
 					c.compat, err = compat.Parse(v)
 					c.compatSet = true
 				}
-			case "usdt-file-activation", "info":
+			case "info":
+				c.info = true
+			case "usdt-file-activation":
 				// Accepted for bpftrace compatibility; semaphores are always
 				// activated for the traced paths.
 			default:

@@ -55,6 +55,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		// gotrace follows (tools that check "bpftrace v..." keep working).
 		fmt.Fprintf(stdout, "gotrace %s\nbpftrace v0.17.0 (compatible language and output)\n", version)
 		return 0
+	case c.info:
+		// On stderr, as bpftrace; a script given too is not run.
+		if err := runtime.Info(stderr, runtime.InfoOptions{Version: version, Follows: c.compat.String()}); err != nil {
+			fmt.Fprintf(stderr, "ERROR: %v\n", err)
+			return 1
+		}
+		return 0
 	case c.list && c.program == "" && c.file == "":
 		if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: c.listPattern, Verbose: c.verbose, PID: c.pid}); err != nil {
 			fmt.Fprintf(stderr, "ERROR: %v\n", err)

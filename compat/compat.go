@@ -128,3 +128,14 @@ func (v Version) TupleEquality() bool { return v != V017 }
 // such dump (SIGUSR1 fires self:signal:SIGUSR1 probes instead; changed in
 // bpftrace 0.22).
 func (v Version) SignalPrintsMaps() bool { return v == V017 }
+
+// EnumConstantsTyped: bpftrace 0.26 gives an enum constant its enum's type
+// (printf's %s prints its name); 0.17 treats it as an unsigned 64-bit
+// integer, so it mixes with integers in map keys and arithmetic (changed
+// in bpftrace 0.22).
+func (v Version) EnumConstantsTyped() bool { return v != V017 }
+
+// UnsignedKeysSigned: bpftrace 0.17 prints a 64-bit unsigned integer in a
+// map key as signed (@[(uint64)-1] is @[-1], a kernel address negative);
+// 0.26 prints it by its type.
+func (v Version) UnsignedKeysSigned() bool { return v == V017 }

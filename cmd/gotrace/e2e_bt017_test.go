@@ -268,3 +268,27 @@ func TestRawTracepointArgN(t *testing.T) {
 	r = gt(t, 30*time.Second, "-e", `tracepoint:sched:sched_switch { print(arg0); }`)
 	expectOutput(t, "stderr", r.Stderr, "stdin:1:33-43: ERROR: The arg0 builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes\ntracepoint:sched:sched_switch { print(arg0); }\n                                ~~~~~~~~~~\n")
 }
+
+// TestEnumKeysLikeBpftrace: in 0.17 mode an enum constant is a uint64, so
+// enum values and arithmetic on them mix with integers as map keys, and a
+// 64-bit unsigned key prints as signed (as bpftrace 0.17 prints them).
+func TestEnumKeysLikeBpftrace(t *testing.T) {
+	requireTracing(t)
+	bt := requireBpftrace(t)
+	for _, tt := range []struct{ name, script string }{
+		{"mixed", `enum E { A = 1, B = 2 }; BEGIN { @[A + 1] = 1; @b[B * 2, A] = 2; @x[A | B] = count(); $v = A + 5; @y[$v] = 1; @w[A] = 1; @w[2] = 3; exit(); }`},
+		{"enum_and_int_keys", `enum E { A = 1, B = 2 }; BEGIN { @[A] = 1; @[3] = 2; @q[A, 1] = 1; @q[2, B] = 2; @r[A + B] = A - 3; exit(); }`},
+		{"negative", `enum E { A = 1, B = 2 }; BEGIN { @s[A - 5] = 1; @t[-A] = 2; @u[A - 5, 1] = 3; exit(); }`},
+		{"kernel_enum", `enum E { A = 1, B = 2 }; BEGIN { @[PIDTYPE_PGID, A] = 1; @[1, 1 + A] = 2; print(A + PIDTYPE_SID); exit(); }`},
+		{"key_mismatch", `enum E { A = 1, B = 2 }; BEGIN { @[A + 1] = 1; @[B * 2, A] = 2; exit(); }`},
+		{"u64_keys", `BEGIN { @a[(uint64)-1] = 1; @b[(uint32)-1] = 2; @c[(uint16)-1, (uint64)-2] = 3; @k[kaddr("vfs_read")] = 4; @h[(uint64)-1] = hist(3); exit(); }`},
+	} {
+		t.Run(tt.name, func(t *testing.T) { sameAsBpftrace(t, bt, "-e", tt.script) })
+	}
+	t.Run("json", func(t *testing.T) {
+		sameAsBpftrace(t, bt, "-f", "json", "-e", `enum E { A = 1 }; BEGIN { @a[(uint64)-1] = 1; @c[(uint16)-1, A - 3] = 2; exit(); }`)
+	})
+	// bpftrace 0.26 prints a uint64 key by its type.
+	r := gt(t, 20*time.Second, "--compat", "0.26", "-e", `BEGIN { @a[(uint64)-1] = 1; exit(); }`)
+	expectOutput(t, "0.26 stdout", r.Stdout, "\n\n@a[18446744073709551615]: 1\n")
+}

@@ -179,6 +179,9 @@ func (c *checker) ident(e *lang.IdentExpr) *types.Type {
 			if t == nil || t.IsInvalid() {
 				t = types.S64
 			}
+			if !c.opts.Compat.EnumConstantsTyped() {
+				return types.U64
+			}
 			return t
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
+	"github.com/gotrace/gotrace/lang/types"
 )
 
 // Options configure Compile.
@@ -35,6 +36,8 @@ type Options struct {
 	DumpAST bool
 	// Compat is the bpftrace release to follow where 0.17 and 0.26 differ.
 	Compat compat.Version
+	// StackMode is kstack/ustack's print mode when the script names none.
+	StackMode types.StackMode
 }
 
 // Compiled is everything Compile produced, for printing stages (-d) too.
@@ -90,8 +93,9 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		StrLen:   opts.StrLen,
 		Unsafe:   opts.Unsafe,
 		// cpid is an error without -c (bpftrace's rule).
-		NoCpid: !opts.ChildCommand,
-		Compat: opts.Compat,
+		NoCpid:    !opts.ChildCommand,
+		Compat:    opts.Compat,
+		StackMode: opts.StackMode,
 	})
 	if err != nil {
 		return out, err

@@ -135,6 +135,11 @@ func (v Version) SignalPrintsMaps() bool { return v == V017 }
 // in bpftrace 0.22).
 func (v Version) EnumConstantsTyped() bool { return v != V017 }
 
+// StackModeFromEnv: bpftrace 0.26 takes kstack/ustack's default print
+// mode from BPFTRACE_STACK_MODE (bpftrace, perf or raw); 0.17 ignores the
+// variable.
+func (v Version) StackModeFromEnv() bool { return v != V017 }
+
 // UnsignedKeysSigned: bpftrace 0.17 prints a 64-bit unsigned integer in a
 // map key as signed (@[(uint64)-1] is @[-1], a kernel address negative);
 // 0.26 prints it by its type.

@@ -25,7 +25,7 @@ func stackRow(name string, user bool) *Builtin {
 		Helpers: []string{"bpf_get_stackid"},
 		Doc:     "stack trace as a value; mode bpftrace|perf|raw, limit 1..1024 frames",
 		Check: func(c Checker, call *Call) *types.Type {
-			mode, limit := types.StackBpftrace, 127
+			mode, limit := c.StackMode(), 127
 			args := call.Args
 			if len(args) > 0 {
 				if id, ok := args[0].(*lang.IdentExpr); ok {

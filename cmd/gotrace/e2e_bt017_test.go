@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"regexp"
 	goruntime "runtime"
 	"strings"
 	"syscall"
@@ -291,4 +293,39 @@ func TestEnumKeysLikeBpftrace(t *testing.T) {
 	// bpftrace 0.26 prints a uint64 key by its type.
 	r := gt(t, 20*time.Second, "--compat", "0.26", "-e", `BEGIN { @a[(uint64)-1] = 1; exit(); }`)
 	expectOutput(t, "0.26 stdout", r.Stdout, "\n\n@a[18446744073709551615]: 1\n")
+}
+
+// TestStackModeEnv: BPFTRACE_STACK_MODE (or GOTRACE_STACK_MODE) sets
+// kstack's print mode in 0.26 mode; bpftrace 0.17 ignores it, and so does
+// 0.17 mode (compared with bpftrace 0.17 itself).
+func TestStackModeEnv(t *testing.T) {
+	requireTracing(t)
+	bt := requireBpftrace(t)
+	script := `tracepoint:syscalls:sys_enter_exit_group /pid == cpid/ { @[kstack(1)] = count(); }`
+	run := func(bin string, env []string, args ...string) testkit.Result {
+		cmd := exec.Command(bin, append(args, "-e", script, "-c", "/bin/true")...)
+		cmd.Env = append(os.Environ(), env...)
+		r := testkit.RunBounded(t, 30*time.Second, cmd)
+		if r.ExitCode != 0 {
+			t.Fatalf("%s: exit %d\nstderr:\n%s", bin, r.ExitCode, r.Stderr)
+		}
+		return r
+	}
+	for _, mode := range []string{"raw", "perf"} {
+		g := run(testkit.Gotrace(t), []string{"BPFTRACE_STACK_MODE=" + mode})
+		b := run(bt, []string{"BPFTRACE_STACK_MODE=" + mode})
+		expectOutput(t, "0.17 mode, "+mode+", vs bpftrace", g.Stdout, b.Stdout)
+	}
+	frame := regexp.MustCompile(`(?m)^[0-9a-f]{16}$`)
+	if r := run(testkit.Gotrace(t), []string{"GOTRACE_STACK_MODE=raw"}, "--compat", "0.26"); !frame.MatchString(r.Stdout) {
+		t.Errorf("0.26 mode, raw: want a bare address frame:\n%s", r.Stdout)
+	}
+	perf := regexp.MustCompile(`(?m)^\t[0-9a-f]{16} \S+\+\d+$`)
+	if r := run(testkit.Gotrace(t), []string{"BPFTRACE_STACK_MODE=perf"}, "--compat", "0.26"); !perf.MatchString(r.Stdout) {
+		t.Errorf("0.26 mode, perf: want an 'ADDR sym+off' frame:\n%s", r.Stdout)
+	}
+	cmd := exec.Command(testkit.Gotrace(t), "--compat", "0.26", "-e", "BEGIN { exit(); }")
+	cmd.Env = append(os.Environ(), "BPFTRACE_STACK_MODE=bogus")
+	r := testkit.RunBounded(t, 30*time.Second, cmd)
+	expectOutput(t, "bad mode", r.Stderr, "ERROR: env var GOTRACE_STACK_MODE (or BPFTRACE_STACK_MODE) must be 'bpftrace', 'perf' or 'raw', got 'bogus'\n")
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/gotrace/gotrace/compat"
+	"github.com/gotrace/gotrace/lang/types"
+	"github.com/gotrace/gotrace/stdlib"
 )
 
 // config is the parsed command line.
@@ -88,6 +90,7 @@ ENVIRONMENT (each also accepted with the BPFTRACE_ prefix):
     GOTRACE_NO_CPP_DEMANGLE    [default: 0] disable C++ symbol demangling
     GOTRACE_STACK_MAP_ENTRIES  [default: 4096] stacks each stack map holds
     GOTRACE_SYSCALL_TRACEPOINTS [default: auto] raw|perf: how syscalls:* tracepoints attach
+    GOTRACE_STACK_MODE         [default: bpftrace] kstack/ustack print mode (bpftrace, perf, raw); ignored with --compat 0.17
     GOTRACE_COMPAT             [default: 0.26] as --compat (GOTRACE_ spelling only)
 
 EXAMPLES:
@@ -333,4 +336,18 @@ func envInt(name string, def int) (int, error) {
 		return 0, fmt.Errorf("env var GOTRACE_%s (or BPFTRACE_%s) must be a non-negative integer, got '%s'", name, name, v)
 	}
 	return int(n), nil
+}
+
+// stackModeFromEnv reads GOTRACE_STACK_MODE (or BPFTRACE_STACK_MODE):
+// kstack/ustack's print mode when a script names none. bpftrace 0.17
+// ignores the variable, so 0.17 mode does too.
+func stackModeFromEnv(c *config) (types.StackMode, error) {
+	v, ok := env("STACK_MODE")
+	if !ok || v == "" || !c.compat.StackModeFromEnv() {
+		return types.StackBpftrace, nil
+	}
+	if m, ok := stdlib.StackModes[v]; ok {
+		return m, nil
+	}
+	return 0, fmt.Errorf("env var GOTRACE_STACK_MODE (or BPFTRACE_STACK_MODE) must be 'bpftrace', 'perf' or 'raw', got '%s'", v)
 }

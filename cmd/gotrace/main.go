@@ -83,6 +83,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
 	}
+	stackMode, err := stackModeFromEnv(c)
+	if err != nil {
+		fmt.Fprintf(stderr, "ERROR: %v\n", err)
+		return 1
+	}
 	compiled, err := gotrace.Compile(src, gotrace.Options{
 		Params:      c.params,
 		StrLen:      strlen,
@@ -95,6 +100,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		ChildCommand: c.cmd != "" || c.debug > 0 || c.explain,
 		DumpAST:      c.debug > 0,
 		Compat:       c.compat,
+		StackMode:    stackMode,
 	})
 	if c.debug > 0 || c.explain {
 		dump(stdout, c, compiled)

@@ -249,6 +249,9 @@ func (c *checker) ErrorHint(n lang.Node, hint, format string, args ...any) {
 }
 func (c *checker) Providers() []string { return c.providers }
 func (c *checker) StrLen() int         { return c.strlen }
+func (c *checker) StackMode() types.StackMode {
+	return c.opts.StackMode
+}
 func (c *checker) Unsafe() bool        { return c.opts.Unsafe }
 func (c *checker) NoCpid() bool        { return c.opts.NoCpid }
 

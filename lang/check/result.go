@@ -7,6 +7,7 @@ import (
 	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/types"
 )
 
 // Options configure a check.
@@ -27,6 +28,9 @@ type Options struct {
 	// Compat is the bpftrace release whose semantics to follow (types,
 	// scoping) where 0.17 and 0.26 differ.
 	Compat compat.Version
+	// StackMode is how kstack/ustack print when the script names no mode
+	// (BPFTRACE_STACK_MODE, bpftrace 0.26); the zero value is bpftrace's.
+	StackMode types.StackMode
 }
 
 // Result is a checked, typed program. The AST in Prog is annotated in place:

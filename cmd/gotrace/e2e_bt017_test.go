@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	goruntime "runtime"
 	"strings"
@@ -328,4 +329,37 @@ func TestStackModeEnv(t *testing.T) {
 	cmd.Env = append(os.Environ(), "BPFTRACE_STACK_MODE=bogus")
 	r := testkit.RunBounded(t, 30*time.Second, cmd)
 	expectOutput(t, "bad mode", r.Stderr, "ERROR: env var GOTRACE_STACK_MODE (or BPFTRACE_STACK_MODE) must be 'bpftrace', 'perf' or 'raw', got 'bogus'\n")
+}
+
+// TestListUprobePathWildcard: -l with a wildcard in the binary's path lists
+// every file it matches, each as written, as bpftrace 0.17 does; a path
+// matching nothing gets bpftrace's error.
+func TestListUprobePathWildcard(t *testing.T) {
+	requireTracing(t)
+	bt := requireBpftrace(t)
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"A", "B"} {
+		src := filepath.Join(dir, n+".c")
+		os.WriteFile(src, []byte("int foo"+n+"(int x) { return x + 1; }\nint main(void) { return foo"+n+"(1); }\n"), 0o644)
+		if out, err := exec.Command("gcc", "-O0", "-o", filepath.Join(dir, "bin", "prog"+n), src).CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v\n%s", err, out)
+		}
+	}
+	for _, p := range []string{"uprobe:./bin/prog*:*", "uprobe:./bin/prog*:foo*", "uprobe:./bin/*:foo*", "uretprobe:./bin/prog*:foo*",
+		"*:./bin/prog*:foo*", "uprobe:" + dir + "/bin/prog*:main", "uprobe:./bin/nomatch*:*", "uprobe:./bin/nomatch:*"} {
+		t.Run(p, func(t *testing.T) {
+			g := exec.Command(testkit.Gotrace(t), "-l", p)
+			b := exec.Command(bt, "-l", p)
+			g.Dir, b.Dir = dir, dir
+			gr, br := testkit.RunBounded(t, 20*time.Second, g), testkit.RunBounded(t, 20*time.Second, b)
+			if gr.ExitCode != br.ExitCode {
+				t.Errorf("exit %d, bpftrace %d", gr.ExitCode, br.ExitCode)
+			}
+			expectOutput(t, "stdout vs bpftrace", gr.Stdout, br.Stdout)
+			expectOutput(t, "stderr vs bpftrace", gr.Stderr, bpftraceStderr(br.Stderr))
+		})
+	}
 }

@@ -64,7 +64,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return 0
 	case c.list && c.program == "" && c.file == "":
 		if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: c.listPattern, Verbose: c.verbose, PID: c.pid}); err != nil {
-			fmt.Fprintf(stderr, "ERROR: %v\n", err)
+			printError(stderr, err)
 			return 1
 		}
 		return 0

@@ -140,6 +140,11 @@ func (v Version) EnumConstantsTyped() bool { return v != V017 }
 // variable.
 func (v Version) StackModeFromEnv() bool { return v != V017 }
 
+// ListsProgramProbes: with -l, bpftrace 0.26 lists the probes of the
+// program given by -e or as a file; 0.17 ignores -e's program (listing
+// every probe) and reads a file name as a search pattern.
+func (v Version) ListsProgramProbes() bool { return v != V017 }
+
 // UnsignedKeysSigned: bpftrace 0.17 prints a 64-bit unsigned integer in a
 // map key as signed (@[(uint64)-1] is @[-1], a kernel address negative);
 // 0.26 prints it by its type.

@@ -363,3 +363,57 @@ func TestListUprobePathWildcard(t *testing.T) {
 		})
 	}
 }
+
+// TestListProgram: in 0.26 mode -l -e PROG and -l FILE list the probes the
+// program attaches (wildcards expanded, -v adds arguments); in 0.17 mode,
+// as bpftrace 0.17, -l -e PROG lists every probe (the program is ignored).
+func TestListProgram(t *testing.T) {
+	requireTracing(t)
+	prog := `BEGIN { exit(); } tracepoint:syscalls:sys_enter_open* { } interval:s:1 { }`
+	r := gt(t, 30*time.Second, "--compat", "0.26", "-l", "-e", prog)
+	want := "BEGIN\n"
+	for _, n := range tracepointNames(t, "syscalls", "sys_enter_open") {
+		want += "tracepoint:syscalls:" + n + "\n"
+	}
+	want += "interval:s:1\n"
+	expectOutput(t, "-l -e", r.Stdout, want)
+
+	file := filepath.Join(t.TempDir(), "p.bt")
+	if err := os.WriteFile(file, []byte("tracepoint:sched:sched_switch { }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = gt(t, 30*time.Second, "--compat", "0.26", "-lv", file)
+	if !strings.HasPrefix(r.Stdout, "tracepoint:sched:sched_switch\n    char prev_comm[16]\n") || r.ExitCode != 0 {
+		t.Errorf("-lv FILE: exit %d\n%s%s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	r = gt(t, 30*time.Second, "--compat", "0.26", "-l", "-e", "BEGIN { @x = ; }")
+	if r.ExitCode != 1 || !strings.Contains(r.Stderr, "stdin:1:") {
+		t.Errorf("syntax error: exit %d\n%s", r.ExitCode, r.Stderr)
+	}
+
+	all := gt(t, 60*time.Second, "-l")
+	legacy := gt(t, 60*time.Second, "-l", "-e", prog)
+	if all.Stdout == "" || legacy.Stdout != all.Stdout {
+		t.Errorf("0.17 mode: -l -e PROG printed %d bytes, -l %d; want the same listing", len(legacy.Stdout), len(all.Stdout))
+	}
+}
+
+// tracepointNames lists tracefs events of cat whose name starts with prefix.
+func tracepointNames(t *testing.T, cat, prefix string) []string {
+	t.Helper()
+	for _, d := range []string{"/sys/kernel/tracing/events/", "/sys/kernel/debug/tracing/events/"} {
+		ents, err := os.ReadDir(d + cat)
+		if err != nil {
+			continue
+		}
+		var out []string
+		for _, e := range ents {
+			if e.IsDir() && strings.HasPrefix(e.Name(), prefix) {
+				out = append(out, e.Name())
+			}
+		}
+		return out
+	}
+	t.Fatal("no tracefs")
+	return nil
+}

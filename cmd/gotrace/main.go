@@ -62,7 +62,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			return 1
 		}
 		return 0
-	case c.list && c.program == "" && c.file == "":
+	case c.list && c.compat.ListsProgramProbes() && (c.program != "" || isFile(c.listPattern)):
+		// -l -e PROG / -l FILE: the probes the program would attach.
+		if c.program == "" {
+			c.file, c.listPattern = c.listPattern, ""
+		}
+		return listProgram(c, stdin, stdout, stderr)
+	case c.list:
+		// bpftrace 0.17 lists every probe for -l -e PROG.
 		if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: c.listPattern, Verbose: c.verbose, PID: c.pid}); err != nil {
 			printError(stderr, err)
 			return 1
@@ -280,4 +287,44 @@ func dump(w io.Writer, c *config, cp *gotrace.Compiled) {
 		fmt.Fprintln(w, "\nBPF")
 		fmt.Fprint(w, cp.Spec.Dump())
 	}
+}
+
+// isFile reports whether name is an existing regular file.
+func isFile(name string) bool {
+	if name == "" {
+		return false
+	}
+	fi, err := os.Stat(name)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// listProgram prints the probes of the script (-l -e PROG, -l FILE): each
+// attach point expanded as -l expands a pattern (with -v, their
+// arguments); probes that name no kernel or user object (BEGIN, END,
+// interval, profile ...) as written.
+func listProgram(c *config, stdin io.Reader, stdout, stderr io.Writer) int {
+	src, err := readScript(c, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "ERROR: %v\n", err)
+		return 1
+	}
+	prog, err := lang.Parse(src)
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	for _, p := range prog.Probes {
+		for _, ap := range p.Attach {
+			switch ap.Provider {
+			case "BEGIN", "END", "begin", "end", "interval", "profile", "watchpoint", "asyncwatchpoint", "self":
+				fmt.Fprintln(stdout, ap.Raw)
+				continue
+			}
+			if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: ap.Raw, Verbose: c.verbose, PID: c.pid}); err != nil {
+				printError(stderr, err)
+				return 1
+			}
+		}
+	}
+	return 0
 }

@@ -98,6 +98,21 @@ var _ = rows(
 	&Builtin{Name: "printf", Kind: Func, Sig: "printf(string fmt, ...)", MinArgs: 1, MaxArgs: -1,
 		Helpers: []string{"bpf_ringbuf_output"}, Doc: "print formatted text",
 		Check: func(c Checker, call *Call) *types.Type { checkFormat(c, call, "printf", 1); return types.NoneType }},
+	&Builtin{Name: "debugf", Kind: Func, Sig: "debugf(string fmt, ...)", MinArgs: 1, MaxArgs: -1,
+		Helpers: []string{"bpf_trace_printk"}, Doc: "formatted text to the kernel's trace pipe (bpf_trace_printk, at most 3 arguments)",
+		Check: func(c Checker, call *Call) *types.Type {
+			checkFormat(c, call, "debugf", 1)
+			if f, ok := c.ConstStr(call.Args[0]); ok && len(ParseFormat(f)) > 3 {
+				c.Errorf(call.Expr, "debugf: Cannot use more than 3 conversion specifiers")
+				return types.NoneType
+			}
+			for _, a := range call.Args[1:] {
+				if t := a.Type(); !invalid(t) && !isInt(t) && t.Kind != types.Pointer && t.Kind != types.String {
+					c.Errorf(call.Expr, "debugf: only integers, pointers and strings can be printed (%s provided)", KindOfValue(t))
+				}
+			}
+			return types.NoneType
+		}},
 	&Builtin{Name: "system", Kind: Func, Sig: "system(string fmt, ...)", MinArgs: 1, MaxArgs: -1, Unsafe: true,
 		Helpers: []string{"bpf_ringbuf_output"}, Doc: "run a shell command (needs --unsafe)",
 		Check: func(c Checker, call *Call) *types.Type { checkFormat(c, call, "system", 1); return types.NoneType }},

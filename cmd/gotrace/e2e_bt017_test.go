@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -416,4 +417,68 @@ func tracepointNames(t *testing.T, cat, prefix string) []string {
 	}
 	t.Fatal("no tracefs")
 	return nil
+}
+
+// TestDebugfLikeBpftrace: debugf() writes through bpf_trace_printk to the
+// kernel's trace buffer, as bpftrace 0.17 does (which prints nothing of it
+// itself): the same lines appear there for both, and the 3-argument limit
+// is bpftrace's error. (bpftrace's "not recommended for production"
+// warning is not given: gotrace has no compile-time warnings yet.)
+func TestDebugfLikeBpftrace(t *testing.T) {
+	requireTracing(t)
+	bt := requireBpftrace(t)
+	traceText := func() string {
+		for _, p := range []string{"/sys/kernel/tracing/trace", "/sys/kernel/debug/tracing/trace"} {
+			if b, err := os.ReadFile(p); err == nil {
+				return string(b)
+			}
+		}
+		t.Fatal("no tracefs trace file")
+		return ""
+	}
+	lines := func(marker string) []string {
+		var out []string
+		for _, l := range strings.Split(traceText(), "\n") {
+			if _, msg, ok := strings.Cut(l, "bpf_trace_printk: "); ok && strings.Contains(msg, marker) {
+				out = append(out, msg)
+			}
+		}
+		return out
+	}
+	for i, bin := range []string{testkit.Gotrace(t), bt} {
+		marker := fmt.Sprintf("gt%d-%d", os.Getpid(), i)
+		script := `BEGIN { debugf("` + marker + ` %d %s\n", 5, "x"); debugf("` + marker + ` n=%u %d %s\n", (uint32)7, pid > 0, "end"); exit(); }`
+		r := testkit.RunBounded(t, 30*time.Second, exec.Command(bin, "-e", script))
+		if r.ExitCode != 0 || body(r.Stdout) != "\n\n" {
+			t.Errorf("%s: exit %d, stdout %q; want only the attach line\nstderr:\n%s", bin, r.ExitCode, r.Stdout, r.Stderr)
+		}
+		got := strings.Join(lines(marker), "\n")
+		want := marker + " 5 x\n" + marker + " n=7 1 end"
+		if got != want {
+			t.Errorf("%s: trace buffer has\n%s\nwant\n%s", bin, got, want)
+		}
+	}
+	sameAsBpftraceStderrNoWarnings(t, bt, `BEGIN { debugf("%d %d %d %d\n", 1, 2, 3, 4); }`)
+	sameAsBpftraceStderrNoWarnings(t, bt, `BEGIN { debugf("%d\n"); exit(); }`)
+}
+
+// sameAsBpftraceStderrNoWarnings compares the errors of a script that
+// fails to compile, without bpftrace's WARNING diagnostics.
+func sameAsBpftraceStderrNoWarnings(t *testing.T, bt, script string) {
+	t.Helper()
+	r := gt(t, 20*time.Second, "-e", script)
+	b := testkit.RunBounded(t, 20*time.Second, exec.Command(bt, "-e", script))
+	if r.ExitCode != b.ExitCode {
+		t.Errorf("%s: exit %d, bpftrace %d", script, r.ExitCode, b.ExitCode)
+	}
+	bl := strings.SplitAfter(bpftraceStderr(b.Stderr), "\n")
+	var keep []string
+	for i := 0; i < len(bl); i++ {
+		if strings.Contains(bl[i], ": WARNING: ") {
+			i += 2 // the source line and its marker
+			continue
+		}
+		keep = append(keep, bl[i])
+	}
+	expectOutput(t, "stderr vs bpftrace", r.Stderr, strings.Join(keep, ""))
 }

@@ -199,6 +199,13 @@ func (t *TextPrinter) helperError(ev *compiler.Event, payload []byte) error {
 	if len(payload) >= 8 {
 		ret = int64(binary.LittleEndian.Uint64(payload))
 	}
+	if t.P.Format() == output.JSON {
+		// bpftrace's helper_error object: the helper, its return code and
+		// where in the script the call is.
+		_, err := fmt.Fprintf(t.Out, "{\"type\": \"helper_error\", \"helper\": \"%s\", \"retcode\": %d, \"line\": %d, \"col\": %d}\n",
+			ev.Format, ret, ev.Pos.Start.Line, ev.Pos.Start.Col)
+		return err
+	}
 	what := "0"
 	if ret != 0 {
 		what = fmt.Sprintf("%s (%d)", output.Strerror(-ret), ret)

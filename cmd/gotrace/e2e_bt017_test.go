@@ -482,3 +482,33 @@ func sameAsBpftraceStderrNoWarnings(t *testing.T, bt, script string) {
 	}
 	expectOutput(t, "stderr vs bpftrace", r.Stderr, strings.Join(keep, ""))
 }
+
+// TestHelperErrorsLikeBpftrace: under -kk a failed probe read (a
+// dereference, str(), buf()) is reported as bpftrace 0.17 reports it: a
+// placed WARNING in text, a helper_error object with -f json; -k alone
+// reports none. The error code is masked: bpftrace 0.17 reads untyped
+// pointers with bpf_probe_read (EFAULT on NULL), gotrace with
+// bpf_probe_read_kernel (ERANGE on NULL).
+func TestHelperErrorsLikeBpftrace(t *testing.T) {
+	requireTracing(t)
+	bt := requireBpftrace(t)
+	code := regexp.MustCompile(`(: (Bad address|Numerical result out of range) \(-(14|34)\)|"retcode": -(14|34))`)
+	mask := func(s string) string { return code.ReplaceAllString(s, "ERRNO") }
+	script := `BEGIN { $p = (int8*)0; printf("%d\n", *$p); @s = str(0); $b = buf(0, 4); printf("%d\n", *(int32*)0); exit(); }`
+	for _, k := range []string{"-k", "-kk"} {
+		for _, f := range []string{"text", "json"} {
+			t.Run(k+"_"+f, func(t *testing.T) {
+				args := []string{k, "-f", f, "-e", script}
+				r := gt(t, 20*time.Second, args...)
+				b := testkit.RunBounded(t, 20*time.Second, exec.Command(bt, args...))
+				if r.ExitCode != 0 || b.ExitCode != 0 {
+					t.Fatalf("exit %d, bpftrace %d\nstderr:\n%s", r.ExitCode, b.ExitCode, r.Stderr)
+				}
+				expectOutput(t, "stdout vs bpftrace", mask(r.Stdout), mask(b.Stdout))
+				if k == "-kk" && !strings.Contains(r.Stdout, "probe_read_str") {
+					t.Errorf("-kk: no probe_read_str report:\n%s", r.Stdout)
+				}
+			})
+		}
+	}
+}

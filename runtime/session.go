@@ -214,6 +214,10 @@ func (s *session) run(ctx context.Context) (err error) {
 		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 		defer signal.Stop(ch)
 		sigs = ch
+		// SIGUSR1 too, before the notify line tells a runner it may send it.
+		stop := make(chan struct{})
+		defer close(stop)
+		s.onSIGUSR1(stop)
 	}
 
 	start := time.Now()
@@ -243,11 +247,6 @@ func (s *session) run(ctx context.Context) (err error) {
 		f.Flush() // the runner waits for these lines
 	}
 
-	if s.opts.Signals == nil {
-		stop := make(chan struct{})
-		defer close(stop)
-		s.onSIGUSR1(stop)
-	}
 
 	var childDone <-chan struct{}
 	if child != nil {

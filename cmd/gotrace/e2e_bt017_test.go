@@ -141,13 +141,16 @@ func TestSIGUSR1PrintsMaps(t *testing.T) {
 	script := `BEGIN { @a = 1; @b[1, "x"] = 2; @h = hist(5); }`
 	run := func(bin string, args ...string) testkit.Result {
 		tr := testkit.StartTracer(t, 30*time.Second, bin, args...)
-		for i := 0; i < 2; i++ {
-			before, _ := tr.Output()
+		for i := 1; i <= 2; i++ {
 			tr.Cmd.Process.Signal(syscall.SIGUSR1)
-			// Wait for the dump (or, in 0.26 mode, give it time to not come).
-			deadline := time.Now().Add(2 * time.Second)
+			// Wait for the i-th dump to be complete (its last map, @h or
+			// @a, printed i times), or, in 0.26 mode, give it time to not
+			// come. Two signals sent before the first is handled would
+			// merge into one.
+			deadline := time.Now().Add(5 * time.Second)
 			for time.Now().Before(deadline) {
-				if out, _ := tr.Output(); len(out) > len(before) && strings.HasSuffix(out, "\n\n") {
+				out, _ := tr.Output()
+				if strings.Count(out, "[4, 8)") >= i || strings.Count(out, `"@h"`) >= i {
 					break
 				}
 				time.Sleep(20 * time.Millisecond)

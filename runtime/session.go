@@ -247,7 +247,6 @@ func (s *session) run(ctx context.Context) (err error) {
 		f.Flush() // the runner waits for these lines
 	}
 
-
 	var childDone <-chan struct{}
 	if child != nil {
 		if err := child.release(); err != nil {

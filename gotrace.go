@@ -19,6 +19,7 @@ import (
 	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
+	"github.com/gotrace/gotrace/lang/types"
 	"github.com/gotrace/gotrace/stdlib"
 )
 
@@ -57,6 +58,8 @@ type Options struct {
 	// MapKeysMax is the entries of a keyed map (BPFTRACE_MAX_MAP_KEYS);
 	// 0 is 4096.
 	MapKeysMax uint32
+	// StackMode is kstack/ustack's print mode when the script names none.
+	StackMode types.StackMode
 }
 
 // Compiled is everything Compile produced, for printing stages (-d) too.
@@ -129,6 +132,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		NoCpid:      !opts.ChildCommand,
 		Compat:      opts.Compat,
 		NamedParams: named,
+		StackMode:   opts.StackMode,
 	})
 	if err != nil {
 		return out, err

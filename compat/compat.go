@@ -143,3 +143,30 @@ func (v Version) PidParseMessages() bool { return v != V017 }
 // as "F() is unsafe. To use you need the --unsafe flag"; 0.17 as "F() is
 // an unsafe function being used in safe mode".
 func (v Version) UnsafeIsUnsafe() bool { return v != V017 }
+
+// SignalPrintsMaps: bpftrace 0.17 prints every map when it receives
+// SIGUSR1 (as at exit, without the blank lines before them); 0.26 has no
+// such dump (SIGUSR1 fires self:signal:SIGUSR1 probes instead; changed in
+// bpftrace 0.22).
+func (v Version) SignalPrintsMaps() bool { return v == V017 }
+
+// EnumConstantsTyped: bpftrace 0.26 gives an enum constant its enum's type
+// (printf's %s prints its name); 0.17 treats it as an unsigned 64-bit
+// integer, so it mixes with integers in map keys and arithmetic (changed
+// in bpftrace 0.22).
+func (v Version) EnumConstantsTyped() bool { return v != V017 }
+
+// StackModeFromEnv: bpftrace 0.26 takes kstack/ustack's default print
+// mode from BPFTRACE_STACK_MODE (bpftrace, perf or raw); 0.17 ignores the
+// variable.
+func (v Version) StackModeFromEnv() bool { return v != V017 }
+
+// ListsProgramProbes: with -l, bpftrace 0.26 lists the probes of the
+// program given by -e or as a file; 0.17 ignores -e's program (listing
+// every probe) and reads a file name as a search pattern.
+func (v Version) ListsProgramProbes() bool { return v != V017 }
+
+// UnsignedKeysSigned: bpftrace 0.17 prints a 64-bit unsigned integer in a
+// map key as signed (@[(uint64)-1] is @[-1], a kernel address negative);
+// 0.26 prints it by its type.
+func (v Version) UnsignedKeysSigned() bool { return v == V017 }

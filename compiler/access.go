@@ -273,6 +273,9 @@ func (g *gen) readInt(e lang.Expr) (asm.Register, error) {
 			size = 8
 		}
 		g.probeRead(tmp, size, r, sp)
+		if err := g.checkRead(e, asm.FnProbeReadKernel, sp); err != nil {
+			return 0, err
+		}
 		g.loadReg(r, tmp, t)
 		if f, ok := e.(*lang.FieldExpr); ok {
 			g.bitfield(r, f)
@@ -339,6 +342,9 @@ func (g *gen) readMem(e lang.Expr) (mem, error) {
 	if ok {
 		m := g.allocMem(t.Size)
 		g.probeRead(m, t.Size, r, sp)
+		if err := g.checkRead(e, asm.FnProbeReadKernel, sp); err != nil {
+			return mem{}, err
+		}
 		g.free(r)
 		return m, nil
 	}

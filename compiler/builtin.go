@@ -29,7 +29,13 @@ func (g *gen) callBuiltin(e lang.Expr, name string, args []lang.Expr) (*builtinR
 	defer func() { g.res = saved }()
 	defer g.restore(g.at(e))
 	start := len(g.insns)
+	savedAt := g.readAt
+	g.readAt, g.helperErr = e, nil
 	err := fn(g, &stdlib.Call{Expr: e, Name: name, Args: args, Probe: g.probe})
+	g.readAt = savedAt
+	if err == nil {
+		err = g.helperErr
+	}
 	if err == nil {
 		err = g.checkHelpers(name, g.insns[start:])
 	}
@@ -90,7 +96,20 @@ func (g *gen) builtinMem(e lang.Expr, name string, args []lang.Expr) (mem, error
 
 // The stdlib.Gen interface.
 
-func (g *gen) Emit(insns ...asm.Instruction)  { g.emit(insns...) }
+// Emit emits insns; under -kk a failed probe read among them is reported
+// (helper_error) at the builtin being compiled.
+func (g *gen) Emit(insns ...asm.Instruction) {
+	if g.c.opts.HelperCheck < 2 || g.readAt == nil {
+		g.emit(insns...)
+		return
+	}
+	for _, ins := range insns {
+		g.emit(ins)
+		if ins.IsBuiltinCall() && probeReadName(asm.BuiltinFunc(ins.Constant)) != "" && g.helperErr == nil {
+			g.helperErr = g.checkRead(g.readAt, asm.BuiltinFunc(ins.Constant), types.AddrNone)
+		}
+	}
+}
 func (g *gen) Label(prefix string) string     { return g.label(prefix) }
 func (g *gen) AttachPoint() *lang.AttachPoint { return g.ap }
 func (g *gen) LoadCtx(dst asm.Register)       { g.loadCtx(dst) }

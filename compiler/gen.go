@@ -62,6 +62,12 @@ type loop struct{ brk, cont string }
 
 // gen generates one program.
 type gen struct {
+	// readAt is the builtin whose code is being generated: under -kk its
+	// failed probe reads are reported there (helper_error); helperErr is
+	// the first error emitting such a report.
+	readAt    lang.Node
+	helperErr error
+
 	c      *compiler
 	prog   *Program
 	probe  *lang.Probe

@@ -463,13 +463,18 @@ func (g *gen) checkHelper(n lang.Node, helper string, lookup bool) error {
 	if g.c.opts.HelperCheck < level {
 		return nil
 	}
-	ok := g.label("helper_ok")
 	if lookup {
-		g.emit(asm.JNE.Imm(asm.R0, 0, ok))
-	} else {
-		g.emit(asm.JEq.Imm(asm.R0, 0, ok))
+		return g.helperErrorIf(n.Span(), helper, asm.JNE)
 	}
-	id := g.c.addEvent(&Event{Kind: EvHelperError, Format: helper, Args: types.TupleOf(types.S64), Pos: n.Span()})
+	return g.helperErrorIf(n.Span(), helper, asm.JEq)
+}
+
+// helperErrorIf emits a helper_error record for helper at sp unless
+// "R0 okJump 0" holds. R0 is kept.
+func (g *gen) helperErrorIf(sp lang.Span, helper string, okJump asm.JumpOp) error {
+	ok := g.label("helper_ok")
+	g.emit(okJump.Imm(asm.R0, 0, ok))
+	id := g.c.addEvent(&Event{Kind: EvHelperError, Format: helper, Args: types.TupleOf(types.S64), Pos: sp})
 	rec, err := g.allocStack(16)
 	if err != nil {
 		return err
@@ -485,4 +490,39 @@ func (g *gen) checkHelper(n lang.Node, helper string, lookup bool) error {
 	g.place(ok)
 	g.emit(asm.Mov.Reg(asm.R0, asm.R0))
 	return nil
+}
+
+// probeReadName is the name bpftrace 0.17 reports a failed read helper by
+// (-kk), "" for other helpers.
+func probeReadName(fn asm.BuiltinFunc) string {
+	switch fn {
+	case asm.FnProbeRead, asm.FnProbeReadKernel:
+		return "probe_read"
+	case asm.FnProbeReadUser:
+		return "probe_read_user"
+	case asm.FnProbeReadStr, asm.FnProbeReadKernelStr:
+		return "probe_read_str"
+	case asm.FnProbeReadUserStr:
+		return "probe_read_user_str"
+	}
+	return ""
+}
+
+// checkRead, under -kk, emits a helper_error record when the probe read
+// just made (R0 < 0) failed, placed as bpftrace places it: a dereference
+// at its '*', anything else on the whole expression. R0 is kept.
+func (g *gen) checkRead(n lang.Node, fn asm.BuiltinFunc, space types.AddrSpace) error {
+	if g.c.opts.HelperCheck < 2 {
+		return nil
+	}
+	if space == types.AddrUser && fn == asm.FnProbeReadKernel {
+		fn = asm.FnProbeReadUser
+	}
+	sp := n.Span()
+	if u, ok := n.(*lang.UnaryExpr); ok && u.Op == "*" && sp.Start.IsValid() {
+		sp.End = sp.Start
+		sp.End.Col++
+		sp.End.Offset++
+	}
+	return g.helperErrorIf(sp, probeReadName(fn), asm.JSGE)
 }

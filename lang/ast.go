@@ -247,6 +247,9 @@ type PositionalExpr struct {
 	Text  string
 	IsInt bool
 	Int   int64
+	// Offset: str($N + Offset) is the parameter's text from byte Offset
+	// (set by the checker, which folds the addition into the parameter).
+	Offset int
 }
 
 // BuiltinExpr is a builtin variable: pid tid uid gid nsecs elapsed cpu comm

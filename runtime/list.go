@@ -35,6 +35,11 @@ type ListOptions struct {
 // ListWith is List with a process: bpftrace's `-l [PATTERN] -p PID`.
 func ListWith(w io.Writer, o ListOptions) error {
 	pattern, verbose := o.Pattern, o.Verbose
+	if isTypeSearch(pattern) {
+		bw := bufio.NewWriter(w)
+		defer bw.Flush()
+		return listTypes(bw, pattern, verbose)
+	}
 	if err := checkSearchChars(pattern); err != nil {
 		return err
 	}
@@ -149,17 +154,44 @@ func ListWith(w io.Writer, o ListOptions) error {
 		if fn == "" {
 			fn = "*"
 		}
-		path, err := resolveBinary(target, 0)
-		if err != nil {
-			return err
+		targets := []string{target}
+		if strings.Contains(target, "*") && strings.Contains(target, "/") {
+			// A wildcard in the path lists every file it matches, in
+			// name order, each as written ("./bin/prog*" → "./bin/progA").
+			matches, err := filepath.Glob(target)
+			if err != nil {
+				return fmt.Errorf("invalid path pattern '%s': %v", target, err)
+			}
+			targets = targets[:0]
+			for _, m := range matches {
+				if fi, err := os.Stat(m); err != nil || fi.IsDir() {
+					continue
+				}
+				if strings.HasPrefix(target, "./") && !strings.HasPrefix(m, "./") {
+					m = "./" + m
+				}
+				targets = append(targets, m)
+			}
+			if len(targets) == 0 {
+				return noUprobeTarget(pattern, target)
+			}
 		}
-		// A path prints as written; a library name as the file it means.
-		shown := path
-		if strings.Contains(target, "/") {
-			shown = target
-		}
-		if err := listUprobeFuncs(bw, prov, path, shown, fn, verbose); err != nil {
-			return err
+		for _, target := range targets {
+			path, err := resolveBinary(target, 0)
+			if err != nil {
+				if _, serr := os.Stat(target); strings.Contains(target, "/") && serr != nil {
+					return noUprobeTarget(pattern, target)
+				}
+				return err
+			}
+			// A path prints as written; a library name as the file it means.
+			shown := path
+			if strings.Contains(target, "/") {
+				shown = target
+			}
+			if err := listUprobeFuncs(bw, prov, path, shown, fn, verbose); err != nil {
+				return err
+			}
 		}
 	}
 	if explicit && prov == "usdt" {
@@ -395,4 +427,11 @@ func listTracepointFields(w io.Writer, cat, ev string) {
 	for _, d := range fields {
 		fmt.Fprintf(w, "    %s\n", d)
 	}
+}
+
+// noUprobeTarget is bpftrace's error for a -l uprobe pattern whose file
+// does not exist, placed on the pattern as if it were a probe.
+func noUprobeTarget(pattern, target string) error {
+	return fmt.Errorf("stdin:1:1-%d: ERROR: uprobe target file '%s' does not exist or is not executable\n%s\n%s",
+		len(pattern)+1, target, pattern, strings.Repeat("~", len(pattern)))
 }

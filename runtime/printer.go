@@ -204,6 +204,13 @@ func (t *TextPrinter) helperError(ev *compiler.Event, payload []byte) error {
 	if len(payload) >= 8 {
 		ret = int64(binary.LittleEndian.Uint64(payload))
 	}
+	if t.P.Format() == output.JSON {
+		// bpftrace's helper_error object: the helper, its return code and
+		// where in the script the call is.
+		_, err := fmt.Fprintf(t.Out, "{\"type\": \"helper_error\", \"helper\": \"%s\", \"retcode\": %d, \"line\": %d, \"col\": %d}\n",
+			ev.Format, ret, ev.Pos.Start.Line, ev.Pos.Start.Col)
+		return err
+	}
 	what := "0"
 	if ret != 0 {
 		what = fmt.Sprintf("%s (%d)", output.Strerror(-ret), ret)
@@ -292,6 +299,20 @@ func (t *TextPrinter) Maps(maps []*MapData) error {
 		all = append(all, t.mapData(m))
 	}
 	return t.P.ExitMaps(all)
+}
+
+// AllMaps prints every user map while tracing goes on (SIGUSR1 in
+// bpftrace 0.17).
+func (t *TextPrinter) AllMaps(maps []*MapData) error {
+	var all []output.MapData
+	for _, m := range maps {
+		if m.Spec.User == nil {
+			continue
+		}
+		t.sym.mapData(m, true)
+		all = append(all, t.mapData(m))
+	}
+	return t.P.AllMaps(all)
 }
 
 // Flush implements Printer.

@@ -232,6 +232,10 @@ func (s *session) run(ctx context.Context) (err error) {
 		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 		defer signal.Stop(ch)
 		sigs = ch
+		// SIGUSR1 too, before the notify line tells a runner it may send it.
+		stop := make(chan struct{})
+		defer close(stop)
+		s.onSIGUSR1(stop)
 	}
 
 	start := time.Now()
@@ -526,6 +530,50 @@ func (s *session) dispatch(rec []byte) (exit bool, err error) {
 }
 
 // finish prints every user map (sorted by name) and the loss counters.
+// onSIGUSR1 catches SIGUSR1 until stop is closed: bpftrace 0.17 prints
+// every map each time it arrives; in 0.26 it neither prints them nor ends
+// tracing.
+func (s *session) onSIGUSR1(stop <-chan struct{}) {
+	p, ok := s.opts.Printer.(interface{ AllMaps([]*MapData) error })
+	dump := ok && s.opts.Compat.SignalPrintsMaps()
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGUSR1)
+	go func() {
+		defer signal.Stop(ch)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ch:
+			}
+			if !dump {
+				continue
+			}
+			if err := s.printAllMaps(p); err != nil {
+				fmt.Fprintf(s.opts.Stderr, "WARNING: SIGUSR1: %v\n", err)
+			}
+		}
+	}()
+}
+
+func (s *session) printAllMaps(p interface{ AllMaps([]*MapData) error }) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var maps []*MapData
+	for _, ms := range s.l.UserMaps() {
+		md, err := s.l.ReadMap(ms)
+		if err != nil {
+			return err
+		}
+		maps = append(maps, md)
+	}
+	sort.SliceStable(maps, func(i, j int) bool { return maps[i].Spec.User.Name < maps[j].Spec.User.Name })
+	if err := p.AllMaps(maps); err != nil {
+		return err
+	}
+	return s.opts.Printer.Flush()
+}
+
 func (s *session) finish() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

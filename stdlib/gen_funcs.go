@@ -162,6 +162,13 @@ func litString(e lang.Expr) (string, bool) {
 		return e.Value, true
 	case *lang.PositionalExpr:
 		return e.Text, true
+	case *lang.CallExpr:
+		// str($N) is the parameter's text (kaddr(str($1))).
+		if e.Name == "str" && len(e.Args) == 1 {
+			if p, ok := e.Args[0].(*lang.PositionalExpr); ok && !p.Count {
+				return p.Text, true
+			}
+		}
 	}
 	return "", false
 }

@@ -3,8 +3,11 @@ package stdlib
 import (
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"net/netip"
 	"path/filepath"
+	"strings"
 
 	"github.com/cilium/ebpf/asm"
 	"golang.org/x/sys/unix"
@@ -31,6 +34,7 @@ func init() {
 	Gens["buf"] = genBuf
 	Gens["ntop"] = genNtop
 	Gens["macaddr"] = genMacaddr
+	Gens["pton"] = genPton
 	Gens["strftime"] = genStrftime
 	Gens["kaddr"] = genKaddr
 	Gens["uaddr"] = genUaddr
@@ -541,5 +545,51 @@ func genJoin(g Gen, c *Call) error {
 	g.Place(end)
 	g.Free(argv)
 	g.Output(rec, size)
+	return nil
+}
+
+var errPtonFamily = errors.New("not an IPv4 or IPv6 address")
+
+// Pton converts an address's text to its bytes as bpftrace 0.17 does: text
+// with a '.' is IPv4 (so "::ffff:1.2.3.4" is refused, as there), else
+// text with a ':' is IPv6, else errPtonFamily.
+func Pton(s string) ([]byte, error) {
+	switch {
+	case strings.Contains(s, "."):
+		a, err := netip.ParseAddr(s)
+		if err != nil || !a.Is4() {
+			return nil, fmt.Errorf("invalid IPv4 address %q", s)
+		}
+		b := a.As4()
+		return b[:], nil
+	case strings.Contains(s, ":"):
+		a, err := netip.ParseAddr(s)
+		if err != nil || !a.Is6() || a.Zone() != "" {
+			return nil, fmt.Errorf("invalid IPv6 address %q", s)
+		}
+		b := a.As16()
+		return b[:], nil
+	}
+	return nil, errPtonFamily
+}
+
+// genPton stores the address's bytes, known at compile time, in scratch
+// memory: the value is a uint8 array.
+func genPton(g Gen, c *Call) error {
+	s, ok := litString(c.Args[0])
+	if !ok {
+		return fmt.Errorf("pton() needs a string literal")
+	}
+	b, err := Pton(s)
+	if err != nil {
+		return err
+	}
+	tmp := g.TempMem(len(b), false)
+	g.TempAddr(asm.R1, tmp, 0)
+	for i := 0; i < len(b); i += 4 {
+		v := int64(int32(uint32(b[i]) | uint32(b[i+1])<<8 | uint32(b[i+2])<<16 | uint32(b[i+3])<<24))
+		g.Emit(StImm(asm.R1, int16(i), v, asm.Word))
+	}
+	g.SetResultTemp(tmp)
 	return nil
 }

@@ -38,6 +38,7 @@ var KernelHelpers = map[asm.BuiltinFunc]KernelHelper{
 	asm.FnOverrideReturn:             {"bpf_override_return", "4.16"},
 	asm.FnGetCurrentCgroupId:         {"bpf_get_current_cgroup_id", "4.18"},
 	asm.FnSendSignal:                 {"bpf_send_signal", "5.3"},
+	asm.FnTracePrintk:                {"bpf_trace_printk", "4.1"},
 	asm.FnProbeReadUser:              {"bpf_probe_read_user", "5.5"},
 	asm.FnProbeReadKernel:            {"bpf_probe_read_kernel", "5.5"},
 	asm.FnProbeReadUserStr:           {"bpf_probe_read_user_str", "5.5"},

@@ -75,6 +75,9 @@ type Checker interface {
 	Providers() []string
 	// StrLen is the configured maximum string length (GOTRACE_STRLEN).
 	StrLen() int
+	// StackMode is the print mode of kstack/ustack when the script names
+	// none (BPFTRACE_STACK_MODE).
+	StackMode() types.StackMode
 	// ConstInt evaluates a constant integer expression (literals, positional
 	// parameters, arithmetic on them).
 	ConstInt(e lang.Expr) (int64, bool)

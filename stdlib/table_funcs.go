@@ -27,7 +27,7 @@ func stackRow(name string, user bool) *Builtin {
 		Helpers: []string{"bpf_get_stackid"},
 		Doc:     "stack trace as a value; mode bpftrace|perf|raw, limit 1..1024 frames",
 		Check: func(c Checker, call *Call) *types.Type {
-			mode, limit := types.StackBpftrace, 127
+			mode, limit := c.StackMode(), 127
 			args := call.Args
 			if len(args) > 0 {
 				if id, ok := args[0].(*lang.IdentExpr); ok {
@@ -114,6 +114,21 @@ var _ = rows(
 	&Builtin{Name: "warnf", Kind: Func, Sig: "warnf(string fmt, ...)", MinArgs: 1, MaxArgs: -1,
 		Helpers: []string{"bpf_ringbuf_output"}, Doc: "print formatted text on stderr as a warning at the call's place (not with --no-warnings)",
 		Check: func(c Checker, call *Call) *types.Type { checkFormat(c, call, "warnf", 1); return types.NoneType }},
+	&Builtin{Name: "debugf", Kind: Func, Sig: "debugf(string fmt, ...)", MinArgs: 1, MaxArgs: -1,
+		Helpers: []string{"bpf_trace_printk"}, Doc: "formatted text to the kernel's trace pipe (bpf_trace_printk, at most 3 arguments)",
+		Check: func(c Checker, call *Call) *types.Type {
+			checkFormat(c, call, "debugf", 1)
+			if f, ok := c.ConstStr(call.Args[0]); ok && len(ParseFormat(f)) > 3 {
+				c.Errorf(call.Expr, "debugf: Cannot use more than 3 conversion specifiers")
+				return types.NoneType
+			}
+			for _, a := range call.Args[1:] {
+				if t := a.Type(); !invalid(t) && !isInt(t) && t.Kind != types.Pointer && t.Kind != types.String {
+					c.Errorf(call.Expr, "debugf: only integers, pointers and strings can be printed (%s provided)", KindOfValue(t))
+				}
+			}
+			return types.NoneType
+		}},
 	&Builtin{Name: "system", Kind: Func, Sig: "system(string fmt, ...)", MinArgs: 1, MaxArgs: -1, Unsafe: true,
 		Helpers: []string{"bpf_ringbuf_output"}, Doc: "run a shell command (needs --unsafe)",
 		Check: func(c Checker, call *Call) *types.Type { checkFormat(c, call, "system", 1); return types.NoneType }},
@@ -327,6 +342,24 @@ var _ = rows(
 				}
 			}
 			return &types.Type{Kind: types.Inet, Size: 24}
+		}},
+	&Builtin{Name: "pton", Kind: Func, Sig: "pton(string addr)", MinArgs: 1, MaxArgs: 1,
+		Doc: "IPv4/IPv6 address text as its bytes (uint8[4] or uint8[16], resolved when the script compiles)",
+		Check: func(c Checker, call *Call) *types.Type {
+			s, ok := c.ConstStr(call.Args[0])
+			if !ok {
+				s = "" // bpftrace 0.17 names no address here
+			}
+			b, err := Pton(s)
+			if err != nil || !ok {
+				if !ok || err == errPtonFamily {
+					c.Errorf(call.Expr, "pton() expects an string argument of an IPv4/IPv6 address, got %s", s)
+				} else {
+					c.Errorf(call.Expr, "pton() expects a valid IPv4/IPv6 address, got %s", s)
+				}
+				return types.InvalidType
+			}
+			return types.ArrayOf(types.U8, len(b))
 		}},
 	&Builtin{Name: "macaddr", Kind: Func, Sig: "macaddr(char[6] addr)", MinArgs: 1, MaxArgs: 1,
 		Doc: "MAC address as text",

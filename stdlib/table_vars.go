@@ -53,10 +53,12 @@ var _ = rows(
 		Check: func(Checker, *Call) *types.Type {
 			return types.PointerTo(&types.Type{Kind: types.None}, types.AddrKernel)
 		}},
-	&Builtin{Name: "argN", Kind: Var, Sig: "arg0..argN", Probes: []string{"kprobe", "uprobe", "usdt"},
-		Doc: "N-th argument of a kprobe/uprobe/usdt probe",
+	&Builtin{Name: "argN", Kind: Var, Sig: "arg0..argN", Probes: []string{"kprobe", "uprobe", "usdt", "rawtracepoint"},
+		Doc: "N-th argument of a kprobe/uprobe/usdt probe, or of a raw tracepoint (its u64 args[N])",
 		Check: func(c Checker, call *Call) *types.Type {
-			if !onlyProbes(c, call, []string{"kprobe", "uprobe", "usdt"},
+			// Raw tracepoints too, as in bpftrace 0.17 (its message names
+			// the other three only).
+			if !onlyProbes(c, call, []string{"kprobe", "uprobe", "usdt", "rawtracepoint"},
 				func(string) string {
 					return "The " + call.Name + " builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes"
 				}) {

@@ -148,7 +148,7 @@ func TestHelpPidFlag(t *testing.T) {
 	testkit.Require(t, testkit.Go)
 	r := gt(t, 30*time.Second, "-h")
 	help := r.Stdout + r.Stderr
-	for _, want := range []string{"-p PID         limit uprobes and USDT probes to process PID", "every process (filter with /pid == PID/)"} {
+	for _, want := range []string{"-p, --pid PID  limit uprobes and USDT probes to process PID", "every process (filter with /pid == PID/)"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("help lacks %q:\n%s", want, help)
 		}

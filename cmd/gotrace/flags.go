@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/gotrace/gotrace/compat"
+	"github.com/gotrace/gotrace/lang/types"
+	"github.com/gotrace/gotrace/stdlib"
 )
 
 // config is the parsed command line.
@@ -47,6 +49,7 @@ type config struct {
 	noFeature   []string // --no-feature FEATURE[,FEATURE]
 	namedParams []string // program options after "--": "name" or "name=value"
 	debugStages []string // -d STAGE / --debug STAGE (0.26), beside 0.17's bare -d
+	info        bool     // --info: what the system offers, then exit
 }
 
 // modes are the values of bpftrace 0.26's --mode.
@@ -76,7 +79,7 @@ OPTIONS:
     -v, --verbose  verbose messages (with -l: probe arguments; at exit: hits and cost per probe)
     -h, --help     show this help message (--help builtins: the builtin reference)
     -V, --version  print the version
-    --info         print what this kernel supports
+    --info         print what this system offers tracing (kernel helpers, maps, probe types)
 
     -p, --pid PID  limit uprobes and USDT probes to process PID, find libraries in
                    its mappings, and exit when it exits; other probes still see
@@ -130,6 +133,7 @@ ENVIRONMENT (each as BPFTRACE_NAME or GOTRACE_NAME; bpftrace 0.17's names also a
     BPFTRACE_NO_CPP_DEMANGLE   [default: 0] disable C++ symbol demangling
     GOTRACE_STACK_MAP_ENTRIES  [default: 4096] stacks each stack map holds
     GOTRACE_SYSCALL_TRACEPOINTS [default: auto] raw|perf: how syscalls:* tracepoints attach
+    GOTRACE_STACK_MODE         [default: bpftrace] kstack/ustack print mode (bpftrace, perf, raw); ignored with --compat 0.17
     GOTRACE_COMPAT             [default: 0.26] as --compat (GOTRACE_ spelling only)
 
 EXAMPLES:
@@ -263,7 +267,9 @@ func parseArgs(args []string) (*config, error) {
 					c.compat, err = compat.Parse(v)
 					c.compatSet = true
 				}
-			case "usdt-file-activation", "info":
+			case "info":
+				c.info = true
+			case "usdt-file-activation":
 				// Accepted for bpftrace compatibility; semaphores are always
 				// activated for the traced paths.
 			default:
@@ -381,6 +387,34 @@ func parseArgs(args []string) (*config, error) {
 	return c, nil
 }
 
+// pidMax is the kernel's largest possible pid (PID_MAX_LIMIT on 64-bit),
+// the range bpftrace checks -p against.
+const pidMax = 4 * 1024 * 1024
+
+// parsePID reads -p's value as bpftrace does (std::stol: leading white
+// space and a sign allowed, the whole string a decimal number), then checks
+// it against the range of pids.
+func parsePID(v string) (int, error) {
+	s := strings.TrimLeft(v, " \t\n\v\f\r")
+	digits := strings.TrimPrefix(strings.TrimPrefix(s, "+"), "-")
+	if len(digits) == len(s)-1 || len(digits) == len(s) {
+		if digits == "" || strings.Trim(digits, "0123456789") != "" {
+			return 0, fmt.Errorf("pid '%s' is not a valid decimal number", v)
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return 0, fmt.Errorf("pid '%s' outside of integer range", v)
+		}
+		return 0, fmt.Errorf("pid '%s' is not a valid decimal number", v)
+	}
+	if n < 1 || n > pidMax {
+		return 0, fmt.Errorf("pid '%s' out of valid pid range [1,%d]", v, pidMax)
+	}
+	return int(n), nil
+}
+
 // compatFromEnv applies GOTRACE_COMPAT when --compat was not given.
 func compatFromEnv(c *config, lookup func(string) (string, bool)) error {
 	if c.compatSet {
@@ -492,14 +526,15 @@ func checkPid(c *config) error {
 		c.pid = int(pid)
 		return nil
 	}
-	pid, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || v == "" || v[0] == '+' {
-		return fmt.Errorf("pid '%s' is not a valid decimal number", v)
+	if v == "" { // an empty -p is no pid, as in bpftrace 0.17
+		c.hasPid = false
+		return nil
 	}
-	if pid < 1 || pid > 4194304 {
-		return fmt.Errorf("pid '%s' out of valid pid range [1,4194304]", v)
+	pid, err := parsePID(v)
+	if err != nil {
+		return err
 	}
-	c.pid = int(pid)
+	c.pid = pid
 	return nil
 }
 
@@ -508,4 +543,18 @@ func checkPid(c *config) error {
 func isStageList(v string) bool {
 	first, _, _ := strings.Cut(v, ",")
 	return first == "all" || contains(debugStageNames, first)
+}
+
+// stackModeFromEnv reads GOTRACE_STACK_MODE (or BPFTRACE_STACK_MODE):
+// kstack/ustack's print mode when a script names none. bpftrace 0.17
+// ignores the variable, so 0.17 mode does too.
+func stackModeFromEnv(c *config) (types.StackMode, error) {
+	v, ok := env("STACK_MODE")
+	if !ok || v == "" || !c.compat.StackModeFromEnv() {
+		return types.StackBpftrace, nil
+	}
+	if m, ok := stdlib.StackModes[v]; ok {
+		return m, nil
+	}
+	return 0, fmt.Errorf("env var GOTRACE_STACK_MODE (or BPFTRACE_STACK_MODE) must be 'bpftrace', 'perf' or 'raw', got '%s'", v)
 }

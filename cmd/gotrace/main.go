@@ -72,9 +72,23 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		// gotrace follows (tools that check "bpftrace v..." keep working).
 		fmt.Fprintf(stdout, "gotrace %s\nbpftrace v0.17.0 (compatible language and output)\n", version)
 		return 0
-	case c.list && c.program == "" && c.file == "":
-		if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: c.listPattern, Verbose: c.verbose, PID: c.pid}); err != nil {
+	case c.info:
+		// On stderr, as bpftrace; a script given too is not run.
+		if err := runtime.Info(stderr, runtime.InfoOptions{Version: version, Follows: c.compat.String()}); err != nil {
 			fmt.Fprintf(stderr, "ERROR: %v\n", err)
+			return 1
+		}
+		return 0
+	case c.list && c.compat.ListsProgramProbes() && (c.program != "" || isFile(c.listPattern)):
+		// -l -e PROG / -l FILE: the probes the program would attach.
+		if c.program == "" {
+			c.file, c.listPattern = c.listPattern, ""
+		}
+		return listProgram(c, stdin, stdout, stderr)
+	case c.list:
+		// bpftrace 0.17 lists every probe for -l -e PROG.
+		if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: c.listPattern, Verbose: c.verbose, PID: c.pid}); err != nil {
+			printError(stderr, err)
 			return 1
 		}
 		return 0
@@ -100,6 +114,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return 1
 	}
 	strlen, err := envInt("STRLEN", 64)
+	if err != nil {
+		fmt.Fprintf(stderr, "ERROR: %v\n", err)
+		return 1
+	}
+	stackMode, err := stackModeFromEnv(c)
 	if err != nil {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
@@ -132,6 +151,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		TraceableFunctions: traceable,
 		DebugDirs:          c.debuginfo,
 		MapKeysMax:         uint32(mapKeys),
+		StackMode:          stackMode,
 	})
 	if c.debug > 0 || c.explain {
 		dump(stdout, c, compiled)
@@ -355,4 +375,44 @@ func readTraceable(file string) ([]string, error) {
 		}
 	}
 	return funcs, nil
+}
+
+// isFile reports whether name is an existing regular file.
+func isFile(name string) bool {
+	if name == "" {
+		return false
+	}
+	fi, err := os.Stat(name)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// listProgram prints the probes of the script (-l -e PROG, -l FILE): each
+// attach point expanded as -l expands a pattern (with -v, their
+// arguments); probes that name no kernel or user object (BEGIN, END,
+// interval, profile ...) as written.
+func listProgram(c *config, stdin io.Reader, stdout, stderr io.Writer) int {
+	src, err := readScript(c, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "ERROR: %v\n", err)
+		return 1
+	}
+	prog, err := lang.Parse(src)
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	for _, p := range prog.Probes {
+		for _, ap := range p.Attach {
+			switch ap.Provider {
+			case "BEGIN", "END", "begin", "end", "interval", "profile", "watchpoint", "asyncwatchpoint", "self":
+				fmt.Fprintln(stdout, ap.Raw)
+				continue
+			}
+			if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: ap.Raw, Verbose: c.verbose, PID: c.pid}); err != nil {
+				printError(stderr, err)
+				return 1
+			}
+		}
+	}
+	return 0
 }

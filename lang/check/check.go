@@ -250,6 +250,9 @@ func (c *checker) ErrorHint(n lang.Node, hint, format string, args ...any) {
 }
 func (c *checker) Providers() []string { return c.providers }
 func (c *checker) StrLen() int         { return c.strlen }
+func (c *checker) StackMode() types.StackMode {
+	return c.opts.StackMode
+}
 func (c *checker) Unsafe() bool        { return c.opts.Unsafe }
 
 func (c *checker) NamedParams() stdlib.NamedParams { return c.opts.NamedParams }
@@ -361,8 +364,24 @@ func (c *checker) ConstStr(e lang.Expr) (string, bool) {
 			return "", false
 		}
 		return e.Text, true
+	case *lang.CallExpr:
+		// str($N): the parameter's text as a string literal, even when
+		// it looks like a number (kaddr(str($1))).
+		if p, ok := strOfParam(e); ok {
+			c.fillPositional(p)
+			return p.Text, true
+		}
 	}
 	return "", false
+}
+
+// strOfParam returns $N of str($N) (a single argument, not $#).
+func strOfParam(e *lang.CallExpr) (*lang.PositionalExpr, bool) {
+	if e.Name != "str" || len(e.Args) != 1 {
+		return nil, false
+	}
+	p, ok := e.Args[0].(*lang.PositionalExpr)
+	return p, ok && !p.Count
 }
 
 // LookupType resolves a named type through the Resolver (script

@@ -147,6 +147,9 @@ func (c *checker) fillPositional(e *lang.PositionalExpr) {
 		return
 	}
 	e.Text = c.opts.Params[e.N-1]
+	if e.Offset > 0 && e.Offset <= len(e.Text) {
+		e.Text = e.Text[e.Offset:]
+	}
 	if v, err := strconv.ParseInt(e.Text, 0, 64); err == nil {
 		e.IsInt, e.Int = true, v
 	} else {
@@ -175,6 +178,9 @@ func (c *checker) ident(e *lang.IdentExpr) *types.Type {
 			e.IsEnum, e.Value = true, v
 			if t == nil || t.IsInvalid() {
 				t = types.S64
+			}
+			if !c.opts.Compat.EnumConstantsTyped() {
+				return types.U64
 			}
 			return t
 		}
@@ -223,6 +229,9 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 			c.expr(a, ctxValue)
 		}
 		c.errorf(e, "%s() should be directly assigned to a map", e.Name)
+		return types.InvalidType
+	}
+	if e.Name == "str" && !c.strOfPositional(e) {
 		return types.InvalidType
 	}
 	bad := false
@@ -880,4 +889,61 @@ func (c *checker) offsetof(e *lang.OffsetofExpr) *types.Type {
 	}
 	e.Val = off
 	return types.U64
+}
+
+// strOfPositional folds str($N + K) (K an integer literal, either side of
+// the '+') into the parameter's text from byte K, as bpftrace does: a
+// positional parameter inside str() is a string literal, and adding to it
+// moves its start. Any other arithmetic on a parameter inside str() is an
+// error, with bpftrace's messages and places; false after an error.
+func (c *checker) strOfPositional(e *lang.CallExpr) bool {
+	bin, ok := e.Args[0].(*lang.BinaryExpr)
+	if !ok {
+		return true
+	}
+	direct := func(x lang.Expr) *lang.PositionalExpr {
+		if p, ok := x.(*lang.PositionalExpr); ok && !p.Count {
+			return p
+		}
+		return nil
+	}
+	var nested func(x lang.Expr) bool
+	nested = func(x lang.Expr) bool {
+		switch x := x.(type) {
+		case *lang.PositionalExpr:
+			return !x.Count
+		case *lang.BinaryExpr:
+			return nested(x.X) || nested(x.Y)
+		}
+		return false
+	}
+	pos, other := direct(bin.X), bin.Y
+	if pos == nil {
+		pos, other = direct(bin.Y), bin.X
+	}
+	if pos == nil {
+		if nested(bin) {
+			c.errorf(e, "str() only accepts positional parameters directly or with a single constant offset added")
+			return false
+		}
+		return true
+	}
+	text := ""
+	if pos.N >= 1 && pos.N <= len(c.opts.Params) {
+		text = c.opts.Params[pos.N-1]
+	}
+	lit, isLit := other.(*lang.IntLit)
+	if bin.Op != "+" || !isLit || lit.Value > uint64(len(text)) {
+		// bpftrace marks the operator and the right operand.
+		sp := lang.Span{Start: bin.Span().Start, End: bin.Span().End}
+		if xe, ys := bin.X.Span().End, bin.Y.Span().Start; c.src != nil && xe.IsValid() && ys.IsValid() && ys.Offset <= len(c.src.Text) && xe.Offset <= ys.Offset {
+			if i := strings.Index(c.src.Text[xe.Offset:ys.Offset], bin.Op); i >= 0 {
+				sp.Start = c.posAt(xe.Offset + i)
+			}
+		}
+		c.errAt(sp, "", "only addition of a single constant less or equal to the length of $%d (which is %d) is allowed inside str()", pos.N, len(text))
+		return false
+	}
+	e.Args[0] = &lang.PositionalExpr{Loc: bin.Loc, N: pos.N, Offset: int(lit.Value)}
+	return true
 }

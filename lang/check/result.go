@@ -7,6 +7,7 @@ import (
 	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/types"
 	"github.com/gotrace/gotrace/stdlib"
 )
 
@@ -31,6 +32,9 @@ type Options struct {
 	// NamedParams are the program options given after "--", which
 	// getopt() reads (bpftrace 0.26).
 	NamedParams stdlib.NamedParams
+	// StackMode is how kstack/ustack print when the script names no mode
+	// (BPFTRACE_STACK_MODE, bpftrace 0.26); the zero value is bpftrace's.
+	StackMode types.StackMode
 }
 
 // Result is a checked, typed program. The AST in Prog is annotated in place:

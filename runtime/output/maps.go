@@ -43,6 +43,12 @@ func (p *Printer) ExitMaps(maps []MapData) error {
 	} else if err := p.write("\n\n"); err != nil {
 		return err
 	}
+	return p.AllMaps(maps)
+}
+
+// AllMaps prints every map, sorted by name (bpftrace 0.17's SIGUSR1 dump;
+// ExitMaps is this after two blank lines).
+func (p *Printer) AllMaps(maps []MapData) error {
 	sorted := append([]MapData(nil), maps...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Info.Name < sorted[j].Info.Name })
 	for _, m := range sorted {
@@ -228,13 +234,24 @@ func (p *Printer) keyPartText(v Value) string {
 		}
 		return "[" + strings.Join(parts, ",") + "]"
 	}
-	return p.text(v, 4)
+	return p.text(p.keyInt(v), 4)
+}
+
+// keyInt: in bpftrace 0.17 a 64-bit unsigned integer key part prints as
+// signed.
+func (p *Printer) keyInt(v Value) Value {
+	if p.Compat.UnsignedKeysSigned() && v.Kind() == types.Int && !v.Type.Signed && v.Type.Size == 8 {
+		t := *v.Type
+		t.Signed = true
+		v.Type = &t
+	}
+	return v
 }
 
 func (p *Printer) jsonKey(parts []Value) string {
 	s := make([]string, len(parts))
 	for i, v := range parts {
-		s[i] = p.text(v, 4)
+		s[i] = p.text(p.keyInt(v), 4)
 	}
 	return `"` + jsonEscape(strings.Join(s, ",")) + `"`
 }

@@ -25,6 +25,18 @@ type compatCase struct {
 
 var cases = []compatCase{
 	{
+		name:   "enum constants are uint64 in 0.17",
+		script: `enum E { A = 1, B = 2 }; BEGIN { @w[A] = 1; @w[2] = 3; @s[A - 5] = 4; exit(); }`,
+		v026:   "ERROR: Argument mismatch for @w: trying to access with arguments: [unsigned int64] when map expects arguments: [enum E]",
+		v017:   "\n\n@s[-4]: 4\n@w[1]: 1\n@w[2]: 3\n",
+	},
+	{
+		name:   "uint64 map keys print signed in 0.17",
+		script: `BEGIN { @a[(uint64)-1] = 1; exit(); }`,
+		v026:   "\n\n@a[18446744073709551615]: 1\n",
+		v017:   "\n\n@a[-1]: 1\n",
+	},
+	{
 		name:   "bools print as words",
 		script: `BEGIN { $x = 0; print((true, false, !$x, 1 > 2, strcontains("hello", "ell"))); printf("%d %d\n", 1 < 2, !1); exit(); }`,
 		v026:   "(true, false, true, false, true)\n1 0\n",

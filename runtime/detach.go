@@ -13,6 +13,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
 	"github.com/gotrace/gotrace/compiler"
@@ -223,7 +224,10 @@ func stopPrologue(insns asm.Instructions) asm.Instructions {
 	entry := ld
 	entry.Metadata = first.Metadata
 	entry = entry.WithReference(stopMapName)
-	first = first.WithSymbol("")
+	// The function info (BTF func, needed when the program has
+	// subprograms) moves to the entry too: two would not match the kernel's
+	// count of subprograms.
+	first = btf.WithFuncMetadata(first.WithSymbol(""), nil)
 	skip := asm.JEq.Imm(asm.R0, 0, "")
 	skip.Offset = 2 // over "r0 = 0; exit"
 	out := make(asm.Instructions, 0, len(insns)+5)

@@ -55,6 +55,13 @@ func constStr(e lang.Expr) (string, bool) {
 	return "", false
 }
 
+// nopJump is "goto pc+0".
+func nopJump() asm.Instruction {
+	ins := asm.Ja.Label("")
+	ins.Offset = 0
+	return ins
+}
+
 func fitsImm(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
 
 // movConst emits r = v.
@@ -492,8 +499,11 @@ func (g *gen) cond(e lang.Expr, label string, jumpIf bool) error {
 			if err := g.cond(e.Y, label, jumpIf); err != nil {
 				return err
 			}
+			// The label sits on a no-op ("goto +0": it touches no
+			// register), not on the next instruction: a predicate's code
+			// is followed by the scratch map's lookup, put in later.
 			g.place(skip)
-			g.emit(asm.Mov.Reg(asm.R0, asm.R0))
+			g.emit(nopJump())
 			return nil
 		}
 		if isCompare(e.Op) {

@@ -573,7 +573,7 @@ func (g *gen) generate() (asm.Instructions, error) {
 		}
 	}
 	insns[0] = insns[0].WithSymbol(g.prog.Name)
-	return insns, nil
+	return eliminateDead(insns)
 }
 
 func (g *gen) allocVar(v *lang.VarExpr) error {

@@ -10,8 +10,13 @@ import (
 	"github.com/gotrace/gotrace/stdlib"
 )
 
-// constInt returns the value of a constant integer expression.
+// constInt returns the value of a constant integer expression: the value
+// the checker folded (lang/check's fold.go, the one evaluator), or for
+// programs typed without it (tests build typed ASTs by hand) a literal's.
 func (g *gen) constInt(e lang.Expr) (int64, bool) {
+	if v, ok := lang.ConstOf(e); ok {
+		return v, true
+	}
 	switch e := e.(type) {
 	case *lang.IntLit:
 		return int64(e.Value), true
@@ -183,18 +188,22 @@ func (g *gen) evalTo(r asm.Register, e lang.Expr) error {
 	return nil
 }
 
-// isSigned reports whether an operation on x and y is signed in C's usual
-// arithmetic conversions (both widened to 64 bits).
+// isSigned reports whether a comparison of x and y is signed: as in
+// bpftrace 0.17, only when both operands are (the operation is 64 bits
+// wide; a narrower unsigned operand makes it unsigned too, unlike C).
+// Division, modulo and >> are unsigned whatever the operands (arith).
 func isSigned(x, y *types.Type) bool {
-	sx, sy := x != nil && x.Signed, y != nil && y.Signed
-	if sx && sy {
-		return true
+	return signedInt(x) && signedInt(y)
+}
+
+func signedInt(t *types.Type) bool {
+	if t == nil {
+		return false
 	}
-	// An unsigned operand narrower than 64 bits converts to the signed type.
-	if sx && y != nil && y.Size < 8 && y.Kind != types.Pointer {
-		return true
-	}
-	if sy && x != nil && x.Size < 8 && x.Kind != types.Pointer {
+	switch t.Kind {
+	case types.Int, types.Enum:
+		return t.Signed
+	case types.Bool:
 		return true
 	}
 	return false
@@ -238,9 +247,6 @@ func (g *gen) binary(e *lang.BinaryExpr) (asm.Register, error) {
 		return 0, err
 	}
 	signed := isSigned(e.X.Type(), e.Y.Type())
-	if e.Op == ">>" {
-		signed = e.X.Type() != nil && e.X.Type().Signed
-	}
 	// C pointer arithmetic: p ± n moves by n elements, p - q counts them.
 	sx, sy := int64(1), int64(1)
 	if e.Op == "+" || e.Op == "-" {
@@ -341,9 +347,18 @@ func (g *gen) evalPair(n lang.Node, rx asm.Register, y lang.Expr) (asm.Register,
 	return asm.R5, ry, true, nil
 }
 
-// arith emits rx = rx OP (ry | imm) with C semantics; division and modulo by
-// zero give 0, as in bpftrace.
+// arith emits rx = rx OP (ry | imm) with bpftrace 0.17's semantics: 64-bit
+// two's complement; >> is a logical shift and / and % are unsigned
+// whatever the operands' signs (bpftrace warns about signed operands of /
+// and %), so signed does not change them. At run time the BPF instructions
+// give x / 0 = 0 and x % 0 = x, as bpftrace's; a constant 0 divisor gives
+// 0 (bpftrace's LLVM folds it so).
 func (g *gen) arith(n lang.Node, op string, rx, ry asm.Register, imm int64, isImm, signed bool) error {
+	if (op == "<<" || op == ">>") && isImm && (imm < 0 || imm > 63) {
+		// The verifier refuses such a shift; bpftrace's LLVM folds it to 0.
+		g.emit(asm.Mov.Imm(rx, 0))
+		return nil
+	}
 	if alu, ok := aluOps[op]; ok {
 		if isImm {
 			g.emit(alu.Imm(rx, int32(imm)))
@@ -355,9 +370,6 @@ func (g *gen) arith(n lang.Node, op string, rx, ry asm.Register, imm int64, isIm
 	switch op {
 	case ">>":
 		alu := asm.RSh
-		if signed {
-			alu = asm.ArSh
-		}
 		if isImm {
 			g.emit(alu.Imm(rx, int32(imm)))
 		} else {
@@ -365,7 +377,7 @@ func (g *gen) arith(n lang.Node, op string, rx, ry asm.Register, imm int64, isIm
 		}
 		return nil
 	case "/", "%":
-		return g.divmod(op == "%", rx, ry, imm, isImm, signed)
+		return g.divmod(op == "%", rx, ry, imm, isImm, false)
 	}
 	return g.errorf(n, "operator %s is not supported here", op)
 }
@@ -387,15 +399,15 @@ func (g *gen) divmod(mod bool, rx, ry asm.Register, imm int64, isImm, signed boo
 		g.emit(asm.Mov.Imm(asm.R2, int32(imm)))
 		ry = asm.R2
 	} else {
+		if !signed {
+			g.emit(alu.Reg(rx, ry)) // x / 0 = 0, x % 0 = x
+			return nil
+		}
 		// Guard: x / 0 and x % 0 are 0.
 		ok, done := g.label("div"), g.label("divdone")
 		g.emit(asm.JNE.Imm(ry, 0, ok), asm.Mov.Imm(rx, 0), asm.Ja.Label(done))
 		g.place(ok)
 		defer g.place(done)
-		if !signed {
-			g.emit(alu.Reg(rx, ry))
-			return nil
-		}
 		g.emit(asm.Mov.Reg(asm.R2, ry))
 	}
 	// Signed: divide the magnitudes, then fix the sign (the quotient is

@@ -207,6 +207,7 @@ type Expr interface {
 // Typed is embedded in every expression node.
 type Typed struct {
 	T *types.Type // checker: the expression's type
+	K *Const      // checker: the value of a constant expression (const.go)
 }
 
 func (t *Typed) Type() *types.Type     { return t.T }

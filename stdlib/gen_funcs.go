@@ -174,6 +174,9 @@ func litString(e lang.Expr) (string, bool) {
 }
 
 func intConst(e lang.Expr) (int64, bool) {
+	if v, ok := lang.ConstOf(e); ok { // folded by the checker
+		return v, true
+	}
 	switch e := e.(type) {
 	case *lang.IntLit:
 		return int64(e.Value), true

@@ -40,6 +40,7 @@ func Check(prog *lang.Program, opts Options) (res *Result, err error) {
 	second.checkDecls()
 	second.run()
 	second.fixup()
+	second.recordConsts()
 
 	res = &Result{Prog: prog, StrLen: strlen, Opts: opts}
 	names := make([]string, 0, len(second.maps))
@@ -259,84 +260,6 @@ func (c *checker) NamedParams() stdlib.NamedParams { return c.opts.NamedParams }
 
 func (c *checker) Compat() compat.Version { return c.opts.Compat }
 func (c *checker) NoCpid() bool           { return c.opts.NoCpid }
-
-// ConstInt evaluates constant integer expressions.
-func (c *checker) ConstInt(e lang.Expr) (int64, bool) {
-	switch e := e.(type) {
-	case *lang.IntLit:
-		return int64(e.Value), true
-	case *lang.BoolLit:
-		if e.Value {
-			return 1, true
-		}
-		return 0, true
-	case *lang.PositionalExpr:
-		c.fillPositional(e)
-		if e.IsInt {
-			return e.Int, true
-		}
-		return 0, false
-	case *lang.IdentExpr:
-		if e.IsEnum {
-			return e.Value, true
-		}
-	case *lang.CastExpr:
-		if v, ok := c.ConstInt(e.X); ok && e.To != nil && e.To.Ptr == 0 {
-			if t := e.To.Resolved; t != nil && t.Kind == types.Int {
-				return truncInt(v, t), true
-			}
-		}
-	case *lang.UnaryExpr:
-		v, ok := c.ConstInt(e.X)
-		if !ok {
-			return 0, false
-		}
-		switch e.Op {
-		case "-":
-			return -v, true
-		case "~":
-			return ^v, true
-		case "!":
-			if v == 0 {
-				return 1, true
-			}
-			return 0, true
-		}
-	case *lang.BinaryExpr:
-		x, ok1 := c.ConstInt(e.X)
-		y, ok2 := c.ConstInt(e.Y)
-		if !ok1 || !ok2 {
-			return 0, false
-		}
-		switch e.Op {
-		case "+":
-			return x + y, true
-		case "-":
-			return x - y, true
-		case "*":
-			return x * y, true
-		case "/":
-			if y != 0 {
-				return x / y, true
-			}
-		case "%":
-			if y != 0 {
-				return x % y, true
-			}
-		case "<<":
-			return x << uint64(y&63), true
-		case ">>":
-			return x >> uint64(y&63), true
-		case "&":
-			return x & y, true
-		case "|":
-			return x | y, true
-		case "^":
-			return x ^ y, true
-		}
-	}
-	return 0, false
-}
 
 func truncInt(v int64, t *types.Type) int64 {
 	if t.Size >= 8 {

@@ -160,6 +160,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		printError(stderr, err)
 		return 1
 	}
+	if w := compiled.Checked.Warnings; w != nil && !c.noWarnings {
+		fmt.Fprintln(stderr, w.Error()) // bpftrace's compile-time warnings
+	}
 	if c.debug > 0 {
 		return 0
 	}

@@ -57,6 +57,9 @@ func Check(prog *lang.Program, opts Options) (res *Result, err error) {
 	if err := second.diags.Err(); err != nil {
 		return res, err
 	}
+	if len(second.diags.Items) > 0 {
+		res.Warnings = second.diags
+	}
 	return res, nil
 }
 

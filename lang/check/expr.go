@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -43,9 +42,9 @@ func (c *checker) expr(e lang.Expr, ctx exprCtx) (t *types.Type) {
 	}
 	switch e := e.(type) {
 	case *lang.IntLit:
-		if e.Value > math.MaxInt64 {
-			return types.U64
-		}
+		// bpftrace 0.17: every integer literal is an int64, one of 2^63
+		// or more wrapping to a negative value (`9223372036854775808 > 0`
+		// is false).
 		return types.S64
 	case *lang.StrLit:
 		return types.StringType(len(e.Value) + 1)
@@ -438,6 +437,7 @@ func (c *checker) binary(e *lang.BinaryExpr) *types.Type {
 		}
 		return mismatch()
 	case xi && yi:
+		c.warnSigns(op, e.X, e.Y, x, y, c.opSpan(e))
 		if x.Kind == types.Bool && y.Kind == types.Bool && (isCompare(op) || op == "&" || op == "|" || op == "^") {
 			return types.BoolType
 		}

@@ -47,5 +47,9 @@ type Result struct {
 	Maps []*lang.MapInfo
 	// StrLen is the effective maximum string length.
 	StrLen int
+	// Warnings are the checker's warnings (bpftrace's, with its text and
+	// place), in source order; nil when there are none. When the check
+	// fails they are among the returned error's diagnostics instead.
+	Warnings *lang.Diagnostics
 	Opts   Options
 }

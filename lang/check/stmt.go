@@ -391,6 +391,11 @@ func (c *checker) compound(s *lang.AssignStmt, op string, old, rhs *types.Type) 
 		c.errAt(lang.Join(s.Lhs.Span(), s.Rhs.Span()), "", "Type mismatch for '%s': comparing '%s' with '%s'", bop, typeName(old), typeName(rhs))
 		return types.InvalidType
 	}
+	at := c.tokenAfter(s.Lhs.Span().End.Offset, op)
+	if !at.Start.IsValid() {
+		at = s.Span()
+	}
+	c.warnSigns(bop, s.Lhs, s.Rhs, old, rhs, at)
 	return old
 }
 

@@ -1,0 +1,135 @@
+package check
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gotrace/gotrace/lang"
+)
+
+func checked(t *testing.T, text string) *Result {
+	t.Helper()
+	prog, err := lang.Parse(&lang.Source{Name: "stdin", Text: text})
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	res, err := Check(prog, Options{})
+	if err != nil {
+		t.Fatalf("check %q: %v", text, err)
+	}
+	return res
+}
+
+// TestFold: the folded value of `printf("%d", E)`'s argument is what
+// bpftrace 0.17 prints for E (each checked side by side with it): 64-bit
+// arithmetic, unsigned / and %, logical >>, 0 for a zero divisor or a
+// shift by 64 or more, comparisons signed only when both operands are,
+// casts truncating, literals of 2^63 or more wrapping.
+func TestFold(t *testing.T) {
+	cases := []struct {
+		expr string
+		want int64
+	}{
+		{"2+2", 4},
+		{"-7 / 2", 9223372036854775804},
+		{"-7 % 2", 1},
+		{"-1 >> 60", 15},
+		{"(int8)-1 >> 1", 9223372036854775807},
+		{"(int32)-8 % 3", 2},
+		{"100 % -7", 100},
+		{"1 << 63 >> 63", 1},
+		{"(uint32)5 > -1", 0},
+		{"-1 < (uint8)1", 0},
+		{"5 > -1", 1},
+		{"1 << 64", 0},
+		{"-5 / -2", 0},
+		{"10 % 0", 0},
+		{"10 / 0", 0},
+		{"(uint8)300", 44},
+		{"(int8)200", -56},
+		{"(int32)4294967295", -1},
+		{"(uint32)4294967296", 0},
+		{"(int8)127 + (int8)1", 128},
+		{"9223372036854775808 > 0", 0},
+		{"18446744073709551615", -1},
+		{"!5", 0},
+		{"~0", -1},
+		{"0 && 1", 0},
+		{"1 ? 7 : 8", 7},
+		{"0 ? 7 : (int8)-1", -1},
+		{"sizeof(int32)", 4},
+		{"$# + 1", 1},
+	}
+	for _, tc := range cases {
+		res := checked(t, `BEGIN { printf("%d\n", `+tc.expr+`); }`)
+		call := res.Prog.Probes[0].Body.Stmts[0].(*lang.ExprStmt).X.(*lang.CallExpr)
+		got, ok := lang.ConstOf(call.Args[1])
+		if !ok || got != tc.want {
+			t.Errorf("%s: folded to %d (constant: %v), want %d", tc.expr, got, ok, tc.want)
+		}
+	}
+	// Not constants: variables, maps, a && whose left side decides nothing.
+	for _, e := range []string{"$x", "$x + 1", "1 && $x", "@m", "$x ? 1 : 2"} {
+		res := checked(t, `BEGIN { $x = 1; @m = 1; printf("%d\n", `+e+`); }`)
+		call := res.Prog.Probes[0].Body.Stmts[2].(*lang.ExprStmt).X.(*lang.CallExpr)
+		if v, ok := lang.ConstOf(call.Args[1]); ok {
+			t.Errorf("%s folded to %d", e, v)
+		}
+	}
+	// A constant left side decides && and || alone.
+	res := checked(t, `BEGIN { $x = 1; printf("%d %d\n", 0 && $x, 1 || $x); }`)
+	call := res.Prog.Probes[0].Body.Stmts[1].(*lang.ExprStmt).X.(*lang.CallExpr)
+	if a, ok := lang.ConstOf(call.Args[1]); !ok || a != 0 {
+		t.Errorf("0 && $x: %d %v", a, ok)
+	}
+	if b, ok := lang.ConstOf(call.Args[2]); !ok || b != 1 {
+		t.Errorf("1 || $x: %d %v", b, ok)
+	}
+}
+
+// TestSignWarnings: bpftrace 0.17's warnings, text and place, as it
+// prints them for these scripts (stderr of bpftrace 0.17.0 here).
+func TestSignWarnings(t *testing.T) {
+	cases := []struct{ script, want string }{
+		{`BEGIN { $x = 3; printf("%ld\n", $x / 2); }`,
+			"stdin:1:36-37: WARNING: signed operands for '/' can lead to undefined behavior (cast to unsigned to silence warning)"},
+		{`BEGIN { printf("%ld\n", (uint64)5 / -2); }`,
+			"stdin:1:35-36: WARNING: arithmetic on integers of different signs: 'unsigned int64' and 'int64' can lead to undefined behavior\n" +
+				"BEGIN { printf(\"%ld\\n\", (uint64)5 / -2); }\n                                  ~\n" +
+				"stdin:1:35-36: WARNING: signed operands for '/' can lead to undefined behavior (cast to unsigned to silence warning)"},
+		{`BEGIN { printf("%ld\n", (uint32)5 > -1); }`,
+			"stdin:1:35-36: WARNING: comparison of integers of different signs: 'unsigned int32' and 'int64' can lead to undefined behavior"},
+		{`BEGIN { printf("%ld\n", (int8)5 != (uint8)2); }`,
+			"stdin:1:33-35: WARNING: comparison of integers of different signs: 'int8' and 'unsigned int8' can lead to undefined behavior"},
+		{`BEGIN { printf("%ld\n", (uint16)5 % (int8)-2); }`,
+			"stdin:1:35-36: WARNING: arithmetic on integers of different signs: 'unsigned int16' and 'int8' can lead to undefined behavior"},
+		{`BEGIN { $y = (uint64)5; $y += -1; }`,
+			"stdin:1:28-30: WARNING: arithmetic on integers of different signs: 'unsigned int64' and 'int64' can lead to undefined behavior"},
+	}
+	for _, tc := range cases {
+		res := checked(t, tc.script)
+		if res.Warnings == nil {
+			t.Errorf("%s: no warnings, want\n%s", tc.script, tc.want)
+			continue
+		}
+		if got := res.Warnings.Error(); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s: warnings\n%s\nwant (prefix)\n%s", tc.script, got, tc.want)
+		}
+	}
+	// Quiet: a non-negative literal takes the other side's sign; bitwise
+	// operators, shifts, && and bool are not checked.
+	for _, s := range []string{
+		`BEGIN { printf("%ld\n", (uint64)8 / 2); }`,
+		`BEGIN { printf("%ld\n", (uint32)5 * 2); }`,
+		`BEGIN { printf("%ld\n", 5 < (uint16)2); }`,
+		`BEGIN { printf("%ld\n", (uint64)5 & -1); }`,
+		`BEGIN { printf("%ld\n", (uint64)5 >> -1); }`,
+		`BEGIN { printf("%ld\n", (uint64)5 && -1); }`,
+		`BEGIN { printf("%ld\n", true / 2); }`,
+		`BEGIN { $y = (uint64)5; $y /= 2; }`,
+	} {
+		if res := checked(t, s); res.Warnings != nil {
+			t.Errorf("%s: unexpected warnings\n%s", s, res.Warnings.Error())
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package check
+
+import (
+	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/lang/types"
+)
+
+// bpftrace 0.17's compile-time warnings about integer signs, with its text,
+// at the operator (as bpftrace places them):
+//
+//	comparison of integers of different signs: 'A' and 'B' can lead to undefined behavior
+//	arithmetic on integers of different signs: 'A' and 'B' can lead to undefined behavior
+//	signed operands for '/' can lead to undefined behavior (cast to unsigned to silence warning)
+//
+// A non-negative integer literal takes the other operand's sign (`x / 2`
+// with an unsigned x is quiet); bool is unsigned here. Arithmetic is + - *
+// / %; the bitwise operators and shifts are quiet. Compound assignments
+// (`x += y`) warn as their operator does.
+func (c *checker) warnSigns(op string, xe, ye lang.Expr, x, y *types.Type, at lang.Span) {
+	if !c.report || x == nil || y == nil || !x.IsInteger() || !y.IsInteger() {
+		return
+	}
+	ls, rs := warnSigned(x), warnSigned(y)
+	if nonNegativeLit(xe) {
+		ls = rs
+	}
+	if nonNegativeLit(ye) {
+		rs = ls
+	}
+	arith := false
+	switch op {
+	case "==", "!=", "<", "<=", ">", ">=":
+		if ls != rs {
+			c.warnAt(at, "comparison of integers of different signs: '%s' and '%s' can lead to undefined behavior", typeName(x), typeName(y))
+		}
+		return
+	case "+", "-", "*", "/", "%":
+		arith = true
+	}
+	if !arith {
+		return
+	}
+	if ls != rs {
+		c.warnAt(at, "arithmetic on integers of different signs: '%s' and '%s' can lead to undefined behavior", typeName(x), typeName(y))
+	}
+	if (op == "/" || op == "%") && (ls || rs) {
+		c.warnAt(at, "signed operands for '%s' can lead to undefined behavior (cast to unsigned to silence warning)", op)
+	}
+}
+
+func warnSigned(t *types.Type) bool {
+	switch t.Kind {
+	case types.Int, types.Enum:
+		return t.Signed
+	}
+	return false
+}
+
+func nonNegativeLit(e lang.Expr) bool {
+	l, ok := e.(*lang.IntLit)
+	return ok && int64(l.Value) >= 0
+}
+
+// warnAt reports a warning at sp (second pass only).
+func (c *checker) warnAt(sp lang.Span, format string, args ...any) {
+	if !c.report {
+		return
+	}
+	c.diags.Add(lang.Warning, c.btSpan(sp), "", format, args...)
+}

@@ -51,5 +51,5 @@ type Result struct {
 	// place), in source order; nil when there are none. When the check
 	// fails they are among the returned error's diagnostics instead.
 	Warnings *lang.Diagnostics
-	Opts   Options
+	Opts     Options
 }

@@ -661,7 +661,7 @@ func (g *gen) strCompare(e *lang.BinaryExpr, label string, jumpIf bool) error {
 	if jumpOnEqual {
 		g.emit(asm.Ja.Label(label))
 		g.place(ne)
-		g.emit(asm.Mov.Reg(asm.R0, asm.R0))
+		g.emit(nopJump())
 	}
 	return nil
 }
@@ -715,7 +715,7 @@ func (g *gen) evalMem(e lang.Expr) (mem, error) {
 			return mem{}, err
 		}
 		g.place(lend)
-		g.emit(asm.Mov.Reg(asm.R0, asm.R0))
+		g.emit(nopJump())
 		return m, nil
 	case *lang.CastExpr:
 		if xt := e.X.Type(); xt != nil && xt.IsInteger() && t.Kind == types.Array {

@@ -155,7 +155,7 @@ func (g *gen) mapReadMem(e *lang.MapExpr) (mem, error) {
 	g.place(absent)
 	g.zero(m, n)
 	g.place(done)
-	g.emit(asm.Mov.Reg(asm.R0, asm.R0))
+	g.emit(nopJump())
 	return m, nil
 }
 
@@ -429,7 +429,7 @@ func (g *gen) MapCall(c *stdlib.Call) error {
 		l := g.label("has")
 		g.emit(asm.JEq.Imm(asm.R0, 0, l), asm.Mov.Imm(asm.R0, 1))
 		g.place(l)
-		g.emit(asm.Mov.Reg(asm.R0, asm.R0))
+		g.emit(nopJump())
 		g.SetResult(asm.R0)
 		return nil
 	case "len":
@@ -488,7 +488,7 @@ func (g *gen) helperErrorIf(sp lang.Span, helper string, okJump asm.JumpOp) erro
 	g.countLost()
 	g.emit(asm.LoadMem(asm.R0, asm.R10, int16(rec.off+8), asm.DWord))
 	g.place(ok)
-	g.emit(asm.Mov.Reg(asm.R0, asm.R0))
+	g.emit(nopJump())
 	return nil
 }
 

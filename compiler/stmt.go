@@ -151,7 +151,7 @@ func (g *gen) exprStmt(e lang.Expr) error {
 			return err
 		}
 		g.place(lend)
-		g.emit(asm.Mov.Reg(asm.R0, asm.R0))
+		g.emit(nopJump())
 		return nil
 	}
 	t := e.Type()

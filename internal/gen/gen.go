@@ -161,14 +161,10 @@ func Clauses(seed int64, cfg Config) ([]bool, []*Node) {
 		cfg = DefaultConfig
 	}
 	g := &generator{r: rand.New(rand.NewSource(seed)), cfg: cfg}
-	nBegin := 1 + g.r.Intn(2)
-	var isEnd []bool
-	var out []*Node
-	for i := 0; i < nBegin; i++ {
-		last := i == nBegin-1
-		out = append(out, g.clause("BEGIN", last))
-		isEnd = append(isEnd, false)
-	}
+	// bpftrace 0.17 allows one BEGIN clause; it ends with exit(), so a
+	// predicate goes on END.
+	isEnd := []bool{false}
+	out := []*Node{g.clause("BEGIN", true)}
 	if g.r.Intn(2) == 0 {
 		out = append(out, g.clause("END", false))
 		isEnd = append(isEnd, true)
@@ -181,7 +177,7 @@ func (g *generator) clause(name string, exit bool) *Node {
 	g.loops = 0
 	head := name
 	var pred *Node
-	if name == "BEGIN" && g.r.Intn(6) == 0 {
+	if name == "END" && g.r.Intn(4) == 0 {
 		// A constant predicate (no names: nothing is assigned yet).
 		saved := g.scopes
 		g.scopes = [][]variable{{}}
@@ -190,7 +186,7 @@ func (g *generator) clause(name string, exit bool) *Node {
 	}
 	body := g.stmts(g.cfg.MaxStmts)
 	if exit {
-		body = append(body, leaf(KStmt, Type{}, " exit();"))
+		body = append(body, leaf(KFixed, Type{}, " exit();"))
 	}
 	blk := g.block(body)
 	if pred != nil {
@@ -646,7 +642,7 @@ const strChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789
 func (g *generator) strLit() *Node {
 	n := g.pick(12)
 	if g.pick(8) == 0 {
-		n = 20 + g.pick(50)
+		n = 20 + g.pick(44) // bpftrace 0.17 refuses literals of 64 bytes or more
 	}
 	b := make([]byte, n)
 	for i := range b {

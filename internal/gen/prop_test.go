@@ -311,13 +311,19 @@ func cleanStderr(s string) string {
 // they print; nil when the same (or when bpftrace refuses the script).
 func sideBySide(t *testing.T, text string) *difference {
 	t.Helper()
-	bt := testkit.RunBounded(t, 30*time.Second, exec.Command("bpftrace", "-e", text))
+	bt := testkit.RunBounded(t, 10*time.Second, exec.Command("bpftrace", "-e", text))
 	args := append(compatArgs(), "-e", text)
-	gt := testkit.RunBounded(t, 30*time.Second, exec.Command(testkit.Gotrace(t), args...))
+	gt := testkit.RunBounded(t, 10*time.Second, exec.Command(testkit.Gotrace(t), args...))
 	d := &difference{bt: bt.Stdout, gt: gt.Stdout, btStderr: cleanStderr(bt.Stderr), gtStderr: gt.Stderr}
 	if bt.TimedOut || bt.ExitCode != 0 {
 		d.bpftraceRefused = true
 		d.bpftraceRefusedShort = firstLine(d.btStderr)
+		for _, l := range strings.Split(d.btStderr, "\n") {
+			if strings.Contains(l, "ERROR:") {
+				d.bpftraceRefusedShort = kindOf(l)
+				break
+			}
+		}
 		return d
 	}
 	switch {
@@ -358,7 +364,9 @@ func TestSameAsBpftrace(t *testing.T) {
 		default:
 			ta.add("DIFFERENT: " + d.what)
 			fails++
-			if fails <= 3 {
+			if os.Getenv("GEN_NO_SHRINK") != "" {
+				t.Errorf("seed %d: %s\n%s\n%s", s, d.what, text, d)
+			} else if fails <= 3 {
 				sigOf := func(x string) string {
 					dd := sideBySide(t, x)
 					if dd == nil || dd.bpftraceRefused {
@@ -367,7 +375,7 @@ func TestSameAsBpftrace(t *testing.T) {
 					return dd.what
 				}
 				n := Script(s, DefaultConfig)
-				small := Shrink(n, func(x *Node) bool { return sigOf(x.String()) == d.what }, 150).String()
+				small := Shrink(n, func(x *Node) bool { return sigOf(x.String()) == d.what }, 60).String()
 				dd := sideBySide(t, small)
 				if dd == nil {
 					dd = d

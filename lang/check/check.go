@@ -92,6 +92,8 @@ type checker struct {
 	vars      map[string]*lang.VarInfo
 	scopes    []map[string]*lang.VarInfo
 	loops     int
+	// inFormatCall: checking the arguments of printf, system, cat.
+	inFormatCall bool
 	argsDone  bool
 	argsType  *types.Type
 	// argsOthers are the records of a wildcard tracepoint's further
@@ -238,6 +240,15 @@ func (c *checker) tokenAfter(off int, tok string) lang.Span {
 // opSpan is the span of a binary operator token between x and y.
 func (c *checker) opSpan(e *lang.BinaryExpr) lang.Span {
 	sp := c.tokenAfter(e.X.Span().End.Offset, e.Op)
+	if !sp.Start.IsValid() && c.src != nil {
+		// x may be parenthesized: its span ends inside the parentheses.
+		t := c.src.Text
+		i := e.X.Span().End.Offset
+		for i < len(t) && i < e.Y.Span().Start.Offset && (isSpace(t[i]) || t[i] == ')') {
+			i++
+		}
+		sp = c.tokenAfter(i, e.Op)
+	}
 	if !sp.Start.IsValid() {
 		return e.Span()
 	}

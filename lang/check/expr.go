@@ -47,6 +47,11 @@ func (c *checker) expr(e lang.Expr, ctx exprCtx) (t *types.Type) {
 		// is false).
 		return types.S64
 	case *lang.StrLit:
+		if len(e.Value) >= c.strlen && !c.inFormatCall {
+			// bpftrace 0.17's rule: a literal must fit with its NUL.
+			c.errorf(e, "String is too long (over %d bytes): %s", c.strlen, e.Value)
+			return types.InvalidType
+		}
 		return types.StringType(len(e.Value) + 1)
 	case *lang.BoolLit:
 		return types.BoolType
@@ -233,6 +238,14 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 	if e.Name == "str" && !c.strOfPositional(e) {
 		return types.InvalidType
 	}
+	if e.Name == "print" && c.loops > 0 {
+		c.warnAt(e.Span(), "Due to it's asynchronous nature using 'print()' in a loop can lead to unexpected behavior. The map will likely be updated before the runtime can 'print' it.")
+	}
+	// The arguments of bpftrace's compile-time functions may be string
+	// literals of any length; elsewhere a literal must fit a string.
+	savedFmt := c.inFormatCall
+	c.inFormatCall = compileTimeFunc[e.Name]
+	defer func() { c.inFormatCall = savedFmt }()
 	bad := false
 	for i, a := range e.Args {
 		var t *types.Type
@@ -315,6 +328,10 @@ func arityMsg(row *stdlib.Builtin, n int) string {
 	}
 	return fmt.Sprintf("%s() takes up to %d arguments (%d provided)", row.Name, row.MaxArgs, n)
 }
+
+// compileTimeFunc are the calls whose arguments bpftrace 0.17 uses when
+// compiling (format strings, commands): their string literals may be long.
+var compileTimeFunc = map[string]bool{"printf": true, "system": true, "cat": true, "debugf": true}
 
 // mapFuncArg checks the map argument of delete/clear/zero/print/len/has_key:
 // a bare `@m` names the whole map.

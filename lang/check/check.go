@@ -94,8 +94,8 @@ type checker struct {
 	loops     int
 	// inFormatCall: checking the arguments of printf, system, cat.
 	inFormatCall bool
-	argsDone  bool
-	argsType  *types.Type
+	argsDone     bool
+	argsType     *types.Type
 	// argsOthers are the records of a wildcard tracepoint's further
 	// matches: a field of args must be in each of them too.
 	argsOthers []*types.Type

@@ -53,14 +53,16 @@ func Check(prog *lang.Program, opts Options) (res *Result, err error) {
 	for _, n := range names {
 		res.Maps = append(res.Maps, second.maps[n].info)
 	}
+	if !second.diags.HasErrors() {
+		// Warnings alone come in the order the checker met them, as
+		// bpftrace's (an operator's after its operands').
+		if len(second.diags.Items) > 0 {
+			res.Warnings = second.diags
+		}
+		return res, nil
+	}
 	second.diags.Sort()
-	if err := second.diags.Err(); err != nil {
-		return res, err
-	}
-	if len(second.diags.Items) > 0 {
-		res.Warnings = second.diags
-	}
-	return res, nil
+	return res, second.diags.Err()
 }
 
 // mapState is what the checker knows about one map.

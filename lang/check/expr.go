@@ -449,6 +449,9 @@ func (c *checker) binary(e *lang.BinaryExpr) *types.Type {
 	xp, yp := x.Kind == types.Pointer || x.Kind == types.Ctx, y.Kind == types.Pointer || y.Kind == types.Ctx
 	switch {
 	case op == "&&" || op == "||":
+		if xi && yi {
+			return c.truth(intResult(x, y)) // bpftrace 0.17: (uint16)a && 1 is unsigned
+		}
 		if (xi || xp) && (yi || yp) {
 			return c.truth(types.S64)
 		}
@@ -460,6 +463,10 @@ func (c *checker) binary(e *lang.BinaryExpr) *types.Type {
 		}
 		if isCompare(op) {
 			return c.truth(intResult(x, y))
+		}
+		if op == "<<" || op == ">>" {
+			// A shift has its left operand's sign (bpftrace 0.17).
+			return types.IntType(8, signedOf(x))
 		}
 		return intResult(x, y)
 	case xp && yi || xi && yp:
@@ -520,10 +527,14 @@ func (c *checker) unary(e *lang.UnaryExpr) *types.Type {
 			if t := c.truth(nil); t != nil {
 				return t
 			}
-			if x.Kind == types.Int || x.Kind == types.Bool {
+			if x.Kind == types.Bool {
 				return x
 			}
-			return types.S64
+			if x.Kind == types.Int {
+				// bpftrace 0.17: !x is unsigned, of x's width.
+				return types.IntType(x.Size, false)
+			}
+			return types.U64
 		}
 	case "-", "~":
 		if x.IsInteger() {

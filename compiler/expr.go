@@ -165,6 +165,12 @@ func (g *gen) evalInt(e lang.Expr) (asm.Register, error) {
 		if err != nil {
 			return 0, err
 		}
+		// bpftrace 0.17 widens by the target's sign, not the source's:
+		// (uint64)(int32)-1 is 4294967295, (int16)(uint8)255 is -1.
+		if st, t := e.X.Type(), e.Type(); st != nil && t != nil && st.Kind == types.Int && t.IsInteger() &&
+			t.Kind != types.Bool && st.Size < t.Size && st.Size > 0 {
+			g.extend(r, st.Size, t.Signed)
+		}
 		g.normalize(r, e.Type())
 		return r, nil
 	case *lang.FieldExpr, *lang.IndexExpr, *lang.TupleIndexExpr:

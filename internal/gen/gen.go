@@ -480,6 +480,11 @@ func (g *generator) aggregate() *Node {
 		parts[len(parts)-1] += " = lhist("
 		parts = append(parts, m.lhist)
 		kids = append(kids, g.typed(i64, 2))
+	case "hist":
+		// Values below 2^32 only (KnownBugs: 0.17's log2 stops there).
+		parts[len(parts)-1] += " = hist(("
+		parts = append(parts, ") & 0xffffffff);")
+		kids = append(kids, g.typed(i64, 3))
 	default:
 		parts[len(parts)-1] += " = " + agg + "("
 		parts = append(parts, ");")

@@ -28,4 +28,10 @@ run time gives 1 (the CPU masks the count)`,
 value prints zero-extended although it compares as the negative int32 it is; ~(int8)0 prints 255`,
 		Guard: "- and ~ apply to operands cast to 64 bits",
 	},
+	{
+		Name: "hist() puts every value of 2^32 or more in the [2G, 4G) bucket",
+		Evidence: `BEGIN { @h = hist(8589934592); exit(); } prints "[2G, 4G)  1 |@@@...|"; 8589934592
+is 8G (gotrace: [8G, 16G))`,
+		Guard: "hist's argument is (x) & 0xffffffff",
+	},
 }

@@ -56,6 +56,11 @@ func (c *checker) ConstInt(e lang.Expr) (int64, bool) {
 			return 0, false
 		}
 		if v, ok := c.ConstInt(e.X); ok {
+			// bpftrace 0.17 widens by the target's sign: (uint64)(int32)-1
+			// is 4294967295, (int16)(uint8)255 is -1.
+			if st := e.X.Type(); st != nil && st.Kind == types.Int && t.Kind != types.Bool && st.Size > 0 && st.Size < t.Size {
+				v = truncInt(v, types.IntType(st.Size, t.Signed))
+			}
 			return fit(v, t), true
 		}
 	case *lang.UnaryExpr:

@@ -126,12 +126,14 @@ func (g *gen) evalInt(e lang.Expr) (asm.Register, error) {
 	case *lang.UnaryExpr:
 		return g.unary(e)
 	case *lang.TernaryExpr:
-		r, err := g.reg(e)
-		if err != nil {
-			return 0, err
-		}
+		// The result's register is taken after the condition, whose
+		// registers are free again by then (allocation is static).
 		lelse, lend := g.label("else"), g.label("fi")
 		if err := g.cond(e.Cond, lelse, false); err != nil {
+			return 0, err
+		}
+		r, err := g.reg(e)
+		if err != nil {
 			return 0, err
 		}
 		if err := g.evalTo(r, e.Then); err != nil {
@@ -234,12 +236,12 @@ func isString(t *types.Type) bool {
 
 func (g *gen) binary(e *lang.BinaryExpr) (asm.Register, error) {
 	if e.Op == "&&" || e.Op == "||" || isCompare(e.Op) {
-		r, err := g.reg(e)
-		if err != nil {
-			return 0, err
-		}
 		lf, lend := g.label("false"), g.label("done")
 		if err := g.cond(e, lf, false); err != nil {
+			return 0, err
+		}
+		r, err := g.reg(e) // after the condition's registers are free
+		if err != nil {
 			return 0, err
 		}
 		g.emit(asm.Mov.Imm(r, 1), asm.Ja.Label(lend))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -18,4 +19,22 @@ func TestPrintScripts(t *testing.T) {
 	for s := from; s < to; s++ {
 		fmt.Printf("# seed %d\n%s", s, Script(int64(s), DefaultConfig))
 	}
+}
+
+// TestShrinkRefusal shrinks the script of seed GEN_SHRINK_SEED while
+// gotrace refuses it with the same message kind (a tool for looking at
+// what the generator finds); it does nothing without it.
+func TestShrinkRefusal(t *testing.T) {
+	seed, err := strconv.ParseInt(os.Getenv("GEN_SHRINK_SEED"), 10, 64)
+	if err != nil {
+		t.Skip("GEN_SHRINK_SEED not set")
+	}
+	kind := func(x string) string {
+		o := compileOne(x)
+		return kindOf(strings.TrimPrefix(o.refused, "compiler: "))
+	}
+	n := Script(seed, DefaultConfig)
+	want := kind(n.String())
+	small := Shrink(n, func(x *Node) bool { return kind(x.String()) == want }, 2000)
+	fmt.Printf("%s\n%s", want, small)
 }

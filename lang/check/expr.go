@@ -623,7 +623,8 @@ func (c *checker) ternary(e *lang.TernaryExpr) *types.Type {
 	case a.Kind == types.Bool && b.Kind == types.Bool && c.truth(nil) != nil:
 		return types.BoolType
 	case a.IsInteger() && b.IsInteger():
-		return types.IntType(8, signedOf(a) || signedOf(b))
+		// bpftrace 0.17: 64 bits, with the sign of the first branch.
+		return types.IntType(8, signedOf(a))
 	case a.Kind == types.String && b.Kind == types.String:
 		return types.StringType(max(a.Size, b.Size, c.strlen))
 	case a.Kind == types.None && b.Kind == types.None:

@@ -96,6 +96,8 @@ type checker struct {
 	loops     int
 	// inFormatCall: checking the arguments of printf, system, cat.
 	inFormatCall bool
+	// quietOp: a compound assignment's operator gives no warning.
+	quietOp bool
 	argsDone     bool
 	argsType     *types.Type
 	// argsOthers are the records of a wildcard tracepoint's further

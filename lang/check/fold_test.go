@@ -103,6 +103,24 @@ func TestSignWarnings(t *testing.T) {
 			"stdin:1:33-35: WARNING: comparison of integers of different signs: 'int8' and 'unsigned int8' can lead to undefined behavior"},
 		{`BEGIN { printf("%ld\n", (uint16)5 % (int8)-2); }`,
 			"stdin:1:35-36: WARNING: arithmetic on integers of different signs: 'unsigned int16' and 'int8' can lead to undefined behavior"},
+		// A compound assignment's key warns twice (0.17 rewrites it as
+		// @m[k] = @m[k] + v), then its value, then its operator.
+		{`BEGIN { $a = 1; @m[$a / 2] += (uint64)1 - $a; }`,
+			"stdin:1:23-24: WARNING: signed operands for '/' can lead to undefined behavior (cast to unsigned to silence warning)\n" +
+				"BEGIN { $a = 1; @m[$a / 2] += (uint64)1 - $a; }\n                      ~\n" +
+				"stdin:1:23-24: WARNING: signed operands for '/' can lead to undefined behavior (cast to unsigned to silence warning)\n" +
+				"BEGIN { $a = 1; @m[$a / 2] += (uint64)1 - $a; }\n                      ~\n" +
+				"stdin:1:41-42: WARNING: arithmetic on integers of different signs: 'unsigned int64' and 'int64' can lead to undefined behavior\n" +
+				"BEGIN { $a = 1; @m[$a / 2] += (uint64)1 - $a; }\n                                        ~"},
+		// ... and its operator too once the map has a type.
+		{`BEGIN { $a = 1; @m[1] = 1; @m[1] += (uint64)1; }`,
+			"stdin:1:34-36: WARNING: arithmetic on integers of different signs: 'int64' and 'unsigned int64' can lead to undefined behavior"},
+		// Types as bpftrace 0.17 gives them: a ternary has its first
+		// branch's sign, a shift its left operand's.
+		{`BEGIN { $a = 1; printf("%ld\n", ($a ? (uint8)1 : -1) - -1); }`,
+			"stdin:1:54-55: WARNING: arithmetic on integers of different signs: 'unsigned int64' and 'int64'"},
+		{`BEGIN { $a = (uint16)1; printf("%ld\n", (1 << $a) - (uint64)1); }`,
+			"stdin:1:51-52: WARNING: arithmetic on integers of different signs: 'int64' and 'unsigned int64'"},
 		{`BEGIN { $y = (uint64)5; $y += -1; }`,
 			"stdin:1:28-30: WARNING: arithmetic on integers of different signs: 'unsigned int64' and 'int64' can lead to undefined behavior"},
 	}

@@ -395,7 +395,9 @@ func (c *checker) compound(s *lang.AssignStmt, op string, old, rhs *types.Type) 
 	if !at.Start.IsValid() {
 		at = s.Span()
 	}
-	c.warnSigns(bop, s.Lhs, s.Rhs, old, rhs, at)
+	if !c.quietOp {
+		c.warnSigns(bop, s.Lhs, s.Rhs, old, rhs, at)
+	}
 	return old
 }
 
@@ -447,19 +449,29 @@ func (c *checker) assignVar(s *lang.AssignStmt, v *lang.VarExpr, op string) {
 func (c *checker) assignMap(s *lang.AssignStmt, m *lang.MapExpr, op string) {
 	st := c.mapAccess(m, true)
 	if op != "=" {
+		// bpftrace 0.17 reads `@m[k] OP= v` as `@m[k] = @m[k] OP v`: the
+		// key's warnings come twice.
+		for _, k := range m.Keys {
+			c.rewarn(k)
+		}
 		rt := c.expr(s.Rhs, ctxValue)
 		if st == nil {
 			return
 		}
 		old := st.info.Value
-		if old == nil || (!st.assigned && !st.defPass1) {
+		fresh := old == nil || (!st.assigned && !st.defPass1)
+		if fresh {
 			// `@x += 1` on a fresh map starts it at 0 as an int64.
 			old = types.S64
 			if !rt.IsInvalid() && rt.Kind == types.Pointer {
 				old = rt
 			}
 		}
+		// A map without a type yet gives its operator no warning
+		// (bpftrace 0.17 does not know the type then).
+		c.quietOp = fresh
 		t := c.compound(s, op, old, rt)
+		c.quietOp = false
 		c.storeMap(st, m, t, m.Span())
 		return
 	}

@@ -68,3 +68,20 @@ func (c *checker) warnAt(sp lang.Span, format string, args ...any) {
 	}
 	c.diags.Add(lang.Warning, c.btSpan(sp), "", format, args...)
 }
+
+// rewarn gives again the warnings of the already checked e, in the order
+// the checker gave them (an operator's after its operands').
+func (c *checker) rewarn(e lang.Node) {
+	first := true
+	lang.Inspect(e, func(n lang.Node) bool {
+		if first {
+			first = false
+			return true
+		}
+		c.rewarn(n)
+		return false
+	})
+	if b, ok := e.(*lang.BinaryExpr); ok && b.X.Type() != nil && b.Y.Type() != nil {
+		c.warnSigns(b.Op, b.X, b.Y, b.X.Type(), b.Y.Type(), c.opSpan(b))
+	}
+}

@@ -97,9 +97,9 @@ type checker struct {
 	// inFormatCall: checking the arguments of printf, system, cat.
 	inFormatCall bool
 	// quietOp: a compound assignment's operator gives no warning.
-	quietOp bool
-	argsDone     bool
-	argsType     *types.Type
+	quietOp  bool
+	argsDone bool
+	argsType *types.Type
 	// argsOthers are the records of a wildcard tracepoint's further
 	// matches: a field of args must be in each of them too.
 	argsOthers []*types.Type

@@ -170,3 +170,16 @@ func (v Version) ListsProgramProbes() bool { return v != V017 }
 // map key as signed (@[(uint64)-1] is @[-1], a kernel address negative);
 // 0.26 prints it by its type.
 func (v Version) UnsignedKeysSigned() bool { return v == V017 }
+
+// Ints017: bpftrace 0.17's integer rules, as its LLVM code generation
+// gives them: `/` and `%` unsigned and `>>` logical whatever the operands'
+// signs; comparisons signed only when both operands are; a widening cast
+// extends by the target's sign ((uint64)(int32)-1 is 4294967295); result
+// types (a shift has its left operand's sign, an integer ternary its
+// first branch's, !x is unsigned of x's width, && and || signed only when
+// both operands are); every integer literal an int64; its sign warnings
+// (signed operands of / and %, arithmetic and comparisons of different
+// signs, print() in a loop) and its refusal of string literals of STRLEN
+// bytes or more. 0.26 follows C's rules here (whether 0.26 still prints
+// those warnings is not checked: they are given in 0.17 mode only).
+func (v Version) Ints017() bool { return v == V017 }

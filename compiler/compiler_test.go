@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"encoding/binary"
+	"github.com/gotrace/gotrace/compat"
 	"os"
 	"runtime"
 	"strings"
@@ -147,6 +148,18 @@ func TestEveryRowHasGen(t *testing.T) {
 
 // Semantics, executed by the kernel with BPF_PROG_TEST_RUN.
 func TestArithmeticSemantics(t *testing.T) {
+	t.Run("0.26", func(t *testing.T) { testArithmeticSemantics(t, compat.V026) })
+	t.Run("0.17", func(t *testing.T) { testArithmeticSemantics(t, compat.V017) })
+}
+
+func testArithmeticSemantics(t *testing.T, v compat.Version) {
+	legacy := v.Ints017()
+	pick := func(v026, v017 int64) int64 {
+		if legacy {
+			return v017
+		}
+		return v026
+	}
 	b := newTB("BEGIN {", "  arith", "}")
 	b.next()
 	s64, u64 := types.S64, types.U64
@@ -162,14 +175,15 @@ func TestArithmeticSemantics(t *testing.T) {
 	z := b.v("$z", s64)
 	stmts = append(stmts, b.assign(x, "=", neg(-7)), b.assign(y, "=", neg(2)), b.assign(z, "=", neg(0)))
 	// bpftrace 0.17: / and % are unsigned whatever the signs, >> is
-	// logical; at run time x / 0 is 0 and x % 0 is x (BPF's).
-	add("@div", b.bin("/", s64, x, y), int64(uint64(1<<64-7)/2))
-	add("@mod", b.bin("%", s64, x, y), 1)
-	add("@divimm", b.bin("/", s64, x, neg(2)), int64(uint64(1<<64-7)/2))
+	// logical; at run time x / 0 is 0 and x % 0 is x (BPF's). 0.26 mode:
+	// C's, with 0 for a zero divisor.
+	add("@div", b.bin("/", s64, x, y), pick(-3, int64(uint64(1<<64-7)/2)))
+	add("@mod", b.bin("%", s64, x, y), pick(-1, 1))
+	add("@divimm", b.bin("/", s64, x, neg(2)), pick(-3, int64(uint64(1<<64-7)/2)))
 	add("@divz", b.bin("/", s64, x, z), 0)
-	add("@modz", b.bin("%", s64, x, z), -7)
+	add("@modz", b.bin("%", s64, x, z), pick(0, -7))
 	add("@udiv", b.bin("/", u64, b.cast(u64, neg(100)), b.int(7, u64)), 14)
-	add("@shr", b.bin(">>", s64, x, b.int(1, s64)), int64(uint64(1<<64-7)>>1))
+	add("@shr", b.bin(">>", s64, x, b.int(1, s64)), pick(-4, int64(uint64(1<<64-7)>>1)))
 	add("@ushr", b.bin(">>", u64, b.cast(u64, x), b.int(60, s64)), 15)
 	add("@s8", b.cast(types.S8, b.int(200, s64)), -56)
 	add("@u8", b.cast(types.U8, neg(-1)), 255)
@@ -200,7 +214,9 @@ func TestArithmeticSemantics(t *testing.T) {
 	stmts = append(stmts, b.expr(b.unary("++", s64, cnt, false)), b.expr(b.unary("++", s64, b.m("@cnt", s64), true)),
 		b.assign(b.m("@cnt", s64), "*=", neg(5)))
 	want["@cnt"] = 10
-	spec := compileT(t, b.result(b.clause(attach("BEGIN", "BEGIN", "", ""), nil, stmts...)))
+	res := b.result(b.clause(attach("BEGIN", "BEGIN", "", ""), nil, stmts...))
+	res.Opts.Compat = v
+	spec := compileT(t, res)
 	coll := load(t, spec)
 	run(t, coll, spec.Programs[0].Name)
 	for name, w := range want {

@@ -169,7 +169,7 @@ func (g *gen) evalInt(e lang.Expr) (asm.Register, error) {
 		}
 		// bpftrace 0.17 widens by the target's sign, not the source's:
 		// (uint64)(int32)-1 is 4294967295, (int16)(uint8)255 is -1.
-		if st, t := e.X.Type(), e.Type(); st != nil && t != nil && st.Kind == types.Int && t.IsInteger() &&
+		if st, t := e.X.Type(), e.Type(); g.c.res.Opts.Compat.Ints017() && st != nil && t != nil && st.Kind == types.Int && t.IsInteger() &&
 			t.Kind != types.Bool && st.Size < t.Size && st.Size > 0 {
 			g.extend(r, st.Size, t.Signed)
 		}
@@ -202,6 +202,31 @@ func (g *gen) evalTo(r asm.Register, e lang.Expr) error {
 // Division, modulo and >> are unsigned whatever the operands (arith).
 func isSigned(x, y *types.Type) bool {
 	return signedInt(x) && signedInt(y)
+}
+
+// cSigned is C's rule (compat 0.26): signed when both operands are, or
+// when the unsigned one is narrower than 64 bits.
+func cSigned(x, y *types.Type) bool {
+	sx, sy := x != nil && x.Signed, y != nil && y.Signed
+	if sx && sy {
+		return true
+	}
+	if sx && y != nil && y.Size < 8 && y.Kind != types.Pointer {
+		return true
+	}
+	if sy && x != nil && x.Size < 8 && x.Kind != types.Pointer {
+		return true
+	}
+	return false
+}
+
+// signedOp is whether an operation (comparison, / and %) on x and y is
+// signed in the followed bpftrace version.
+func (g *gen) signedOp(x, y *types.Type) bool {
+	if g.c.res.Opts.Compat.Ints017() {
+		return isSigned(x, y)
+	}
+	return cSigned(x, y)
 }
 
 func signedInt(t *types.Type) bool {
@@ -254,7 +279,10 @@ func (g *gen) binary(e *lang.BinaryExpr) (asm.Register, error) {
 	if err != nil {
 		return 0, err
 	}
-	signed := isSigned(e.X.Type(), e.Y.Type())
+	signed := g.signedOp(e.X.Type(), e.Y.Type())
+	if e.Op == ">>" {
+		signed = e.X.Type() != nil && e.X.Type().Signed
+	}
 	// C pointer arithmetic: p ± n moves by n elements, p - q counts them.
 	sx, sy := int64(1), int64(1)
 	if e.Op == "+" || e.Op == "-" {
@@ -378,6 +406,9 @@ func (g *gen) arith(n lang.Node, op string, rx, ry asm.Register, imm int64, isIm
 	switch op {
 	case ">>":
 		alu := asm.RSh
+		if signed && !g.c.res.Opts.Compat.Ints017() {
+			alu = asm.ArSh
+		}
 		if isImm {
 			g.emit(alu.Imm(rx, int32(imm)))
 		} else {
@@ -385,7 +416,7 @@ func (g *gen) arith(n lang.Node, op string, rx, ry asm.Register, imm int64, isIm
 		}
 		return nil
 	case "/", "%":
-		return g.divmod(op == "%", rx, ry, imm, isImm, false)
+		return g.divmod(op == "%", rx, ry, imm, isImm, signed && !g.c.res.Opts.Compat.Ints017())
 	}
 	return g.errorf(n, "operator %s is not supported here", op)
 }
@@ -407,15 +438,19 @@ func (g *gen) divmod(mod bool, rx, ry asm.Register, imm int64, isImm, signed boo
 		g.emit(asm.Mov.Imm(asm.R2, int32(imm)))
 		ry = asm.R2
 	} else {
-		if !signed {
+		if !signed && g.c.res.Opts.Compat.Ints017() {
 			g.emit(alu.Reg(rx, ry)) // x / 0 = 0, x % 0 = x
 			return nil
 		}
-		// Guard: x / 0 and x % 0 are 0.
+		// Guard: x / 0 and x % 0 are 0 (0.26 mode).
 		ok, done := g.label("div"), g.label("divdone")
 		g.emit(asm.JNE.Imm(ry, 0, ok), asm.Mov.Imm(rx, 0), asm.Ja.Label(done))
 		g.place(ok)
 		defer g.place(done)
+		if !signed {
+			g.emit(alu.Reg(rx, ry))
+			return nil
+		}
 		g.emit(asm.Mov.Reg(asm.R2, ry))
 	}
 	// Signed: divide the magnitudes, then fix the sign (the quotient is
@@ -586,7 +621,7 @@ func (g *gen) intCompare(e *lang.BinaryExpr, label string, jumpIf bool) error {
 	if !jumpIf {
 		op = negated[op]
 	}
-	j := jumpOp(op, isSigned(e.X.Type(), e.Y.Type()))
+	j := jumpOp(op, g.signedOp(e.X.Type(), e.Y.Type()))
 	rx, err := g.evalInt(e.X)
 	if err != nil {
 		return err

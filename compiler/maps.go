@@ -246,9 +246,9 @@ func (g *gen) mapModify(n lang.Node, e *lang.MapExpr, op string, rhs lang.Expr, 
 	if err != nil {
 		return 0, err
 	}
-	signed := isSigned(e.Type(), types.S64)
+	signed := g.signedOp(e.Type(), types.S64)
 	if rhs != nil {
-		signed = isSigned(e.Type(), rhs.Type())
+		signed = g.signedOp(e.Type(), rhs.Type())
 	}
 	g.lookup(ms, key)
 	miss, done := g.label("miss"), g.label("stored")

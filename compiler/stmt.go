@@ -233,9 +233,9 @@ func (g *gen) varModify(n lang.Node, v *lang.VarExpr, op string, rhs lang.Expr, 
 		scale = elemScale(vt)
 	}
 	if rhs == nil {
-		err = g.arith(n, op, r, 0, scale, true, isSigned(vt, rt))
+		err = g.arith(n, op, r, 0, scale, true, g.signedOp(vt, rt))
 	} else if c, ok := g.constInt(rhs); ok && fitsImm(c*scale) {
-		err = g.arith(n, op, r, 0, c*scale, true, isSigned(vt, rhs.Type()))
+		err = g.arith(n, op, r, 0, c*scale, true, g.signedOp(vt, rhs.Type()))
 	} else {
 		ry, err2 := g.evalInt(rhs)
 		if err2 != nil {
@@ -244,7 +244,7 @@ func (g *gen) varModify(n lang.Node, v *lang.VarExpr, op string, rhs lang.Expr, 
 		if scale != 1 {
 			g.emit(asm.Mul.Imm(ry, int32(scale)))
 		}
-		err = g.arith(n, op, r, ry, 0, false, isSigned(vt, rhs.Type()))
+		err = g.arith(n, op, r, ry, 0, false, g.signedOp(vt, rhs.Type()))
 		g.free(ry)
 	}
 	if err != nil {

@@ -455,7 +455,11 @@ func (g *generator) assignMap() *Node {
 	parts[0] = " " + parts[0]
 	parts[len(parts)-1] += " = "
 	parts = append(parts, ";")
+	// The value may read the map only once it has a type (bpftrace 0.17
+	// refuses a first assignment that reads the map itself).
+	m.set = wasSet
 	kids = append(kids, g.typed(m.val, g.cfg.MaxDepth))
+	m.set = true
 	return &Node{Kind: KStmt, Parts: parts, Kids: kids}
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gotrace/gotrace"
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/internal/testkit"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/runtime"
@@ -66,7 +67,7 @@ func compileOne(text string) (o outcome) {
 			o = outcome{bad: "panic", detail: fmt.Sprint(r)}
 		}
 	}()
-	c, err := gotrace.Compile(&lang.Source{Name: "stdin", Text: text}, gotrace.Options{})
+	c, err := gotrace.Compile(&lang.Source{Name: "stdin", Text: text}, gotrace.Options{Compat: compat.V017})
 	if err == nil {
 		return outcome{compiled: c}
 	}
@@ -287,10 +288,7 @@ func (d *difference) String() string {
 
 // compatArgs are the flags that make gotrace behave as bpftrace 0.17.
 func compatArgs() []string {
-	if v := os.Getenv("GEN_COMPAT_FLAG"); v != "" {
-		return strings.Fields(v)
-	}
-	return nil
+	return []string{"--compat", "0.17"}
 }
 
 // bpftraceNoise is what bpftrace 0.17 prints here that is about the

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -44,10 +45,13 @@ func (c *checker) expr(e lang.Expr, ctx exprCtx) (t *types.Type) {
 	case *lang.IntLit:
 		// bpftrace 0.17: every integer literal is an int64, one of 2^63
 		// or more wrapping to a negative value (`9223372036854775808 > 0`
-		// is false).
+		// is false); 0.26: such a literal is a uint64.
+		if e.Value > math.MaxInt64 && !c.opts.Compat.Ints017() {
+			return types.U64
+		}
 		return types.S64
 	case *lang.StrLit:
-		if len(e.Value) >= c.strlen && !c.inFormatCall {
+		if len(e.Value) >= c.strlen && !c.inFormatCall && c.opts.Compat.Ints017() {
 			// bpftrace 0.17's rule: a literal must fit with its NUL.
 			c.errorf(e, "String is too long (over %d bytes): %s", c.strlen, e.Value)
 			return types.InvalidType
@@ -238,7 +242,7 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 	if e.Name == "str" && !c.strOfPositional(e) {
 		return types.InvalidType
 	}
-	if e.Name == "print" && c.loops > 0 {
+	if e.Name == "print" && c.loops > 0 && c.opts.Compat.Ints017() {
 		c.warnAt(e.Span(), "Due to it's asynchronous nature using 'print()' in a loop can lead to unexpected behavior. The map will likely be updated before the runtime can 'print' it.")
 	}
 	// The arguments of bpftrace's compile-time functions may be string
@@ -450,7 +454,10 @@ func (c *checker) binary(e *lang.BinaryExpr) *types.Type {
 	switch {
 	case op == "&&" || op == "||":
 		if xi && yi {
-			return c.truth(intResult(x, y)) // bpftrace 0.17: (uint16)a && 1 is unsigned
+			if c.opts.Compat.Ints017() {
+				return c.truth(intResult(x, y)) // 0.17: (uint16)a && 1 is unsigned
+			}
+			return c.truth(types.S64)
 		}
 		if (xi || xp) && (yi || yp) {
 			return c.truth(types.S64)
@@ -464,7 +471,7 @@ func (c *checker) binary(e *lang.BinaryExpr) *types.Type {
 		if isCompare(op) {
 			return c.truth(intResult(x, y))
 		}
-		if op == "<<" || op == ">>" {
+		if (op == "<<" || op == ">>") && c.opts.Compat.Ints017() {
 			// A shift has its left operand's sign (bpftrace 0.17).
 			return types.IntType(8, signedOf(x))
 		}
@@ -529,6 +536,12 @@ func (c *checker) unary(e *lang.UnaryExpr) *types.Type {
 			}
 			if x.Kind == types.Bool {
 				return x
+			}
+			if !c.opts.Compat.Ints017() {
+				if x.Kind == types.Int {
+					return x
+				}
+				return types.S64
 			}
 			if x.Kind == types.Int {
 				// bpftrace 0.17: !x is unsigned, of x's width.
@@ -624,7 +637,10 @@ func (c *checker) ternary(e *lang.TernaryExpr) *types.Type {
 		return types.BoolType
 	case a.IsInteger() && b.IsInteger():
 		// bpftrace 0.17: 64 bits, with the sign of the first branch.
-		return types.IntType(8, signedOf(a))
+		if c.opts.Compat.Ints017() {
+			return types.IntType(8, signedOf(a))
+		}
+		return types.IntType(8, signedOf(a) || signedOf(b))
 	case a.Kind == types.String && b.Kind == types.String:
 		return types.StringType(max(a.Size, b.Size, c.strlen))
 	case a.Kind == types.None && b.Kind == types.None:

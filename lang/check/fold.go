@@ -12,7 +12,8 @@ import (
 // (lang.Const), which code generation reads: a constant condition emits no
 // test, a constant operand no code.
 //
-// The arithmetic is bpftrace 0.17's, as its LLVM folds it: 64-bit two's
+// In 0.17 mode (compat Ints017) the arithmetic is bpftrace 0.17's, as its
+// LLVM folds it (in 0.26 mode C's, as the code generated for it): 64-bit two's
 // complement; `/` and `%` unsigned whatever the operands' signs, and 0 for
 // a zero divisor; `>>` a logical shift; a shift by 64 or more gives 0;
 // comparisons signed only when both operands are; a value of a narrower
@@ -58,7 +59,7 @@ func (c *checker) ConstInt(e lang.Expr) (int64, bool) {
 		if v, ok := c.ConstInt(e.X); ok {
 			// bpftrace 0.17 widens by the target's sign: (uint64)(int32)-1
 			// is 4294967295, (int16)(uint8)255 is -1.
-			if st := e.X.Type(); st != nil && st.Kind == types.Int && t.Kind != types.Bool && st.Size > 0 && st.Size < t.Size {
+			if st := e.X.Type(); c.opts.Compat.Ints017() && st != nil && st.Kind == types.Int && t.Kind != types.Bool && st.Size > 0 && st.Size < t.Size {
 				v = truncInt(v, types.IntType(st.Size, t.Signed))
 			}
 			return fit(v, t), true
@@ -120,7 +121,11 @@ func (c *checker) foldBinary(e *lang.BinaryExpr) (int64, bool) {
 		return 0, false
 	}
 	ux, uy := uint64(x), uint64(y)
+	legacy := c.opts.Compat.Ints017()
 	signed := foldSigned(e.X.Type()) && foldSigned(e.Y.Type())
+	if !legacy {
+		signed = cSigned(e.X.Type(), e.Y.Type())
+	}
 	var r int64
 	switch e.Op {
 	case "+":
@@ -130,11 +135,19 @@ func (c *checker) foldBinary(e *lang.BinaryExpr) (int64, bool) {
 	case "*":
 		r = x * y
 	case "/":
-		if uy != 0 {
+		switch {
+		case uy == 0:
+		case !legacy && signed:
+			r = x / y
+		default:
 			r = int64(ux / uy)
 		}
 	case "%":
-		if uy != 0 {
+		switch {
+		case uy == 0:
+		case !legacy && signed:
+			r = x % y
+		default:
 			r = int64(ux % uy)
 		}
 	case "<<":
@@ -142,7 +155,11 @@ func (c *checker) foldBinary(e *lang.BinaryExpr) (int64, bool) {
 			r = int64(ux << uy)
 		}
 	case ">>":
-		if uy < 64 {
+		switch {
+		case uy >= 64:
+		case !legacy && foldSigned(e.X.Type()) && e.X.Type() != nil:
+			r = x >> uy
+		default:
 			r = int64(ux >> uy)
 		}
 	case "&":
@@ -243,4 +260,20 @@ func (c *checker) recordConsts() {
 		}
 		return true
 	})
+}
+
+// cSigned is C's rule for an operation on x and y widened to 64 bits:
+// signed when both are, or when the unsigned one is narrower.
+func cSigned(x, y *types.Type) bool {
+	sx, sy := foldSigned(x), foldSigned(y)
+	if sx && sy {
+		return true
+	}
+	if sx && y != nil && y.Size < 8 {
+		return true
+	}
+	if sy && x != nil && x.Size < 8 {
+		return true
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"github.com/gotrace/gotrace/compat"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ func checked(t *testing.T, text string) *Result {
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
-	res, err := Check(prog, Options{})
+	res, err := Check(prog, Options{Compat: compat.V017})
 	if err != nil {
 		t.Fatalf("check %q: %v", text, err)
 	}

@@ -17,7 +17,7 @@ import (
 // / %; the bitwise operators and shifts are quiet. Compound assignments
 // (`x += y`) warn as their operator does.
 func (c *checker) warnSigns(op string, xe, ye lang.Expr, x, y *types.Type, at lang.Span) {
-	if !c.report || x == nil || y == nil || !x.IsInteger() || !y.IsInteger() {
+	if !c.report || !c.opts.Compat.Ints017() || x == nil || y == nil || !x.IsInteger() || !y.IsInteger() {
 		return
 	}
 	ls, rs := warnSigned(x), warnSigned(y)

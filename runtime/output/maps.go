@@ -233,12 +233,6 @@ func (p *Printer) keyPartText(v Value) string {
 			parts[i] = p.keyPartText(e)
 		}
 		return "[" + strings.Join(parts, ",") + "]"
-	case types.Int:
-		// bpftrace 0.17 prints a 64-bit integer key signed, whatever its
-		// type's sign: @m[(uint64)-1] is @m[-1].
-		if v.Type.Size == 8 && !v.Type.Signed {
-			return strconv.FormatInt(int64(v.Bits), 10)
-		}
 	}
 	return p.text(p.keyInt(v), 4)
 }

@@ -272,7 +272,7 @@ func (c *checker) StrLen() int         { return c.strlen }
 func (c *checker) StackMode() types.StackMode {
 	return c.opts.StackMode
 }
-func (c *checker) Unsafe() bool        { return c.opts.Unsafe }
+func (c *checker) Unsafe() bool { return c.opts.Unsafe }
 
 func (c *checker) NamedParams() stdlib.NamedParams { return c.opts.NamedParams }
 

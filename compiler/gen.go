@@ -2,6 +2,8 @@ package compiler
 
 import (
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -32,7 +34,60 @@ type srcPos struct {
 	text      string
 }
 
-func (s *srcPos) String() string { return fmt.Sprintf("%d:%d: %s", s.line, s.col, s.text) }
+// String is the line info the kernel gets (one BTF string per distinct
+// position) and -d prints; NUL bytes, which BTF strings cannot hold,
+// print as \0.
+func (s *srcPos) String() string {
+	text := s.text
+	if strings.IndexByte(text, 0) >= 0 {
+		text = strings.ReplaceAll(text, "\x00", `\0`)
+	}
+	return fmt.Sprintf("%d:%d: %s", s.line, s.col, text)
+}
+
+// maxLineInfo bounds a line info's source text, in bytes.
+const maxLineInfo = 256
+
+// lineAround is the source line holding byte offset off, or, when that
+// line is longer than maxLineInfo, a window of it around off marked with
+// "...". It reads at most about 2*maxLineInfo bytes, so the line info of
+// a script written on one long line costs its statements, not statements
+// × line length, in time and memory.
+func lineAround(text string, off int) string {
+	off = max(0, min(off, len(text)))
+	start, end := off, off
+	for start > 0 && text[start-1] != '\n' && off-start <= maxLineInfo {
+		start--
+	}
+	for end < len(text) && text[end] != '\n' && end-start <= maxLineInfo {
+		end++
+	}
+	if end-start <= maxLineInfo {
+		return text[start:end]
+	}
+	lineStart := start > 0 && text[start-1] == '\n' || start == 0
+	if off-start > maxLineInfo/4 {
+		start, lineStart = off-maxLineInfo/4, false
+	}
+	end = min(start+maxLineInfo, len(text))
+	if i := strings.IndexByte(text[start:end], '\n'); i >= 0 {
+		end = start + i
+	}
+	for start < off && !utf8.RuneStart(text[start]) {
+		start++
+	}
+	for end > off && end < len(text) && !utf8.RuneStart(text[end]) {
+		end--
+	}
+	cut := text[start:end]
+	if !lineStart {
+		cut = "..." + cut
+	}
+	if end < len(text) && text[end] != '\n' {
+		cut += "..."
+	}
+	return cut
+}
 
 // SourceOf returns the source line and column an instruction came from (0, 0
 // if unknown), for mapping verifier errors back to the script.
@@ -159,7 +214,7 @@ func (g *gen) source() fmt.Stringer {
 	}
 	text := ""
 	if g.c.res.Prog.Src != nil {
-		text = g.c.res.Prog.Src.Line(st.Line)
+		text = lineAround(g.c.res.Prog.Src.Text, st.Offset)
 	}
 	s := &srcPos{line: st.Line, col: st.Col, text: text}
 	g.srcs[st.Offset] = s

@@ -14,9 +14,18 @@ func (g *gen) block(b *lang.Block) error {
 		if err := g.stmt(s); err != nil {
 			return err
 		}
+		if len(g.insns) > MaxInsns {
+			// Stop here: generating the rest would only cost memory for
+			// a program the kernel refuses.
+			return g.errorf(s, "the probe's program is larger than the kernel's limit of %d BPF instructions (split the script or shorten the probe)", MaxInsns)
+		}
 	}
 	return nil
 }
+
+// MaxInsns is the kernel's limit on a program's instructions
+// (BPF_COMPLEXITY_LIMIT_INSNS, for a privileged loader).
+const MaxInsns = 1_000_000
 
 // stmt emits one statement; its temporaries (registers, stack and scratch
 // space) are released at its end.

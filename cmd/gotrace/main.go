@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	goruntime "runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/gotrace/gotrace"
@@ -29,8 +30,17 @@ const version = "v0.1.0"
 func init() { goruntime.LockOSThread() }
 
 func main() {
+	if _, ok := os.LookupEnv("GOMEMLIMIT"); !ok {
+		// A soft limit: tracing itself needs tens of MB and never meets
+		// it; compiling a hostile multi-megabyte script collects garbage
+		// harder instead of growing past 1 GiB (issue 19).
+		debug.SetMemoryLimit(softMemoryLimit)
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
+
+// softMemoryLimit is the Go heap's soft limit unless GOMEMLIMIT sets one.
+const softMemoryLimit = 640 << 20
 
 // run is main without the exit, for tests.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {

@@ -60,6 +60,13 @@ type Options struct {
 	MapKeysMax uint32
 	// StackMode is kstack/ustack's print mode when the script names none.
 	StackMode types.StackMode
+	// SyscallTracepoints is how syscalls:* tracepoints attach: "raw",
+	// "perf" or "" (auto) (GOTRACE_SYSCALL_TRACEPOINTS).
+	SyscallTracepoints string
+	// MaxProbes, when positive, refuses a script with more probes before
+	// anything is compiled (runtime.Options.MaxProbes checks the expanded
+	// wildcards again).
+	MaxProbes int
 }
 
 // Compiled is everything Compile produced, for printing stages (-d) too.
@@ -80,10 +87,20 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		return out, err
 	}
 	out.Prog = prog
+	if len(prog.Probes) == 0 {
+		// Only blanks, comments or declarations: bpftrace's parser wants
+		// a probe and says so (it used to attach 0 probes and wait).
+		d := &lang.Diagnostics{Src: src}
+		d.Errorf(lang.Span{Start: lang.Pos{Line: 1, Col: 1}, End: lang.Pos{Offset: 1, Line: 1, Col: 2}}, "unexpected end of file, expected {")
+		return out, d
+	}
 	if opts.ProbeFilter != "" {
 		if err := filterProbes(prog, opts.ProbeFilter); err != nil {
 			return out, err
 		}
+	}
+	if err := probeLimit(prog, opts.MaxProbes); err != nil {
+		return out, err
 	}
 	if opts.DumpAST {
 		out.AST = lang.Dump(prog)
@@ -104,6 +121,12 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 	}
 	if err := missingIncludes(src, prog, opts.IncludeDirs); err != nil {
 		return out, err
+	}
+	for _, inc := range opts.Includes {
+		// --include FILE: clang's words, as bpftrace prints them.
+		if !layout.IsKernelHeader(inc) && layout.FindInclude(inc, true, opts.IncludeDirs, "") == "" {
+			return out, fmt.Errorf("fatal error: '%s' file not found", inc)
+		}
 	}
 	includes := append([]string(nil), opts.Includes...)
 	for _, inc := range prog.Includes {
@@ -144,7 +167,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		HelperCheck: opts.HelperCheck,
 		// GOTRACE_SYSCALL_TRACEPOINTS=perf keeps syscalls tracepoints on
 		// the kernel's perf events (compiler/syscalls.go).
-		SyscallTracepoints: syscallMode(),
+		SyscallTracepoints: syscallMode(opts.SyscallTracepoints),
 		Host:               opts.Host,
 		MapKeysMax:         opts.MapKeysMax,
 	})
@@ -202,12 +225,11 @@ func missingIncludes(src *lang.Source, prog *lang.Program, dirs []string) error 
 	return nil
 }
 
-// syscallMode is GOTRACE_SYSCALL_TRACEPOINTS (auto, raw or perf) for
+// syscallMode is Options.SyscallTracepoints (auto, raw or perf) for
 // compiler.Options.SyscallTracepoints. Programs on the raw sys_enter and
 // sys_exit tracepoints read registers through BTF pointers, which needs
 // the kernel's BTF: without it, perf.
-func syscallMode() string {
-	m := os.Getenv("GOTRACE_SYSCALL_TRACEPOINTS")
+func syscallMode(m string) string {
 	if !haveKernelBTF() {
 		return "perf"
 	}
@@ -274,6 +296,27 @@ func checkTraceable(prog *lang.Program, funcs []string) error {
 				return fmt.Errorf("No matches for %s %s", ap.Provider, ap.Func)
 			}
 		}
+	}
+	return nil
+}
+
+// probeLimit refuses a script whose attach points alone already exceed
+// maxProbes, before anything is compiled or loaded: 10,000 interval
+// clauses used to be compiled and verified first. BEGIN and END count, as
+// in "Attaching N probes..."; wildcards count once here and are counted
+// again, expanded, before attaching.
+func probeLimit(prog *lang.Program, maxProbes int) error {
+	if maxProbes <= 0 {
+		return nil
+	}
+	n := 0
+	for _, p := range prog.Probes {
+		n += len(p.Attach)
+	}
+	if n > maxProbes {
+		return fmt.Errorf("ERROR: Can't attach to %d probes because it exceeds the current limit of %d probes.\n"+
+			"You can increase the limit through the GOTRACE_MAX_PROBES (or BPFTRACE_MAX_PROBES) environment variable, but BE CAREFUL since a high number of probes attached can cause your system to crash.",
+			n, maxProbes)
 	}
 	return nil
 }

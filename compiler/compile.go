@@ -71,6 +71,9 @@ const (
 	// MapLostEvents counts at key 0 the records bpf_ringbuf_output could not
 	// put in the full ring; the runtime prints "Lost N events".
 	MapLostEvents = "lost_events"
+	// MapFull counts at key 0 the user-map updates that failed because the
+	// map was full (E2BIG); the runtime warns at exit.
+	MapFull = "map_full"
 )
 
 // Error is a code-generation error at a place in the script.

@@ -2,9 +2,11 @@ package compiler
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"golang.org/x/sys/unix"
 
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
@@ -94,6 +96,21 @@ func (g *gen) update(ms *MapSpec, key, val mem) {
 	g.addr(asm.R2, key)
 	g.mapPtr(asm.R1, ms)
 	g.emit(asm.Mov.Imm(asm.R4, 0), asm.FnMapUpdateElem.Call())
+	g.countMapFull()
+}
+
+// countMapFull follows every bpf_map_update_elem of a user map: an update
+// refused because the map holds MapKeysMax keys (r0 == -E2BIG) adds 1 to
+// map_full[0] (ABI.md), which the runtime reports at exit. R0 is kept.
+func (g *gen) countMapFull() {
+	fm := g.c.internalMap(MapFull, ebpf.Array, 4, 8, 1)
+	ok := g.label("update_ok")
+	g.emit(asm.JNE.Imm(asm.R0, -int32(unix.E2BIG), ok),
+		asm.LoadMapValue(asm.R1, 0, 0).WithReference(fm.Name),
+		asm.Mov.Imm(asm.R2, 1),
+		asm.StoreXAdd(asm.R1, asm.R2, asm.DWord),
+		asm.Mov.Imm(asm.R0, -int32(unix.E2BIG)))
+	g.place(ok)
 }
 
 func (g *gen) mapReadInt(e *lang.MapExpr) (asm.Register, error) {
@@ -174,7 +191,8 @@ func (g *gen) mapWrite(e *lang.MapExpr, rhs lang.Expr) error {
 		return err
 	}
 	g.update(ms, key, val)
-	return g.checkHelper(e, "map_update_elem", false)
+	// bpftrace's -k warning marks the assignment's "=".
+	return g.checkHelper(g.assignOp(e, rhs), "map_update_elem", false)
 }
 
 // mapDelete emits delete(@m[k]); n is the call, for -k warnings.
@@ -270,6 +288,9 @@ func (g *gen) mapModify(n lang.Node, e *lang.MapExpr, op string, rhs lang.Expr, 
 	}
 	g.storeReg(val, res, 8)
 	g.update(ms, key, val)
+	if err := g.checkHelper(n, "map_update_elem", false); err != nil {
+		return 0, err
+	}
 	g.place(done)
 	g.emit(asm.Mov.Reg(res, res))
 	if rv != 0 {
@@ -348,6 +369,9 @@ func (g *gen) Aggregate(c *stdlib.Call, op stdlib.AggOp) error {
 	g.addr(asm.R3, val)
 	op.Init(g, asm.R3, arg)
 	g.update(ms, key, val)
+	if err := g.checkHelper(c.Expr, "map_update_elem", false); err != nil {
+		return err
+	}
 	g.place(done)
 	if arg != 0 {
 		g.free(arg)
@@ -525,4 +549,29 @@ func (g *gen) checkRead(n lang.Node, fn asm.BuiltinFunc, space types.AddrSpace) 
 		sp.End.Offset++
 	}
 	return g.helperErrorIf(sp, probeReadName(fn), asm.JSGE)
+}
+
+// spanNode is a node that is only a place in the script.
+type spanNode struct{ sp lang.Span }
+
+func (n spanNode) Span() lang.Span { return n.sp }
+
+// assignOp is the "=" between a map and its assigned value, found in the
+// script's text (lhs itself when it cannot be).
+func (g *gen) assignOp(lhs *lang.MapExpr, rhs lang.Expr) lang.Node {
+	src := g.c.res.Prog.Src
+	if src == nil || rhs == nil {
+		return lhs
+	}
+	end, next := lhs.Span().End, rhs.Span().Start
+	if !end.IsValid() || !next.IsValid() || end.Offset > next.Offset || next.Offset > len(src.Text) {
+		return lhs
+	}
+	between := src.Text[end.Offset:next.Offset]
+	i := strings.IndexByte(between, '=')
+	if i < 0 || strings.ContainsRune(between[:i], '\n') {
+		return lhs
+	}
+	at := lang.Pos{Offset: end.Offset + i, Line: end.Line, Col: end.Col + i}
+	return spanNode{lang.Span{Start: at, End: lang.Pos{Offset: at.Offset + 1, Line: at.Line, Col: at.Col + 1}}}
 }

@@ -28,7 +28,7 @@ import (
 func irelativeSlot(path string, resolver uint64) (uint64, bool, error) {
 	f, err := elf.Open(path)
 	if err != nil {
-		return 0, false, fmt.Errorf("read ELF %s: %w", path, err)
+		return 0, false, elfOpenError(path, err)
 	}
 	defer f.Close()
 	var irel uint32
@@ -109,7 +109,7 @@ func resolveIFUNC(path string, resolver uint64, pid int) (uint64, error) {
 	}
 	f, err := elf.Open(path)
 	if err != nil {
-		return 0, fmt.Errorf("read ELF %s: %w", path, err)
+		return 0, elfOpenError(path, err)
 	}
 	var first *elf.Prog
 	for _, p := range f.Progs {

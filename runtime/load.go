@@ -54,6 +54,13 @@ type LoadOptions struct {
 	// (--no-feature): "uprobe_multi", "kprobe_multi" (then wildcards attach
 	// one link per function), "kprobe_session" (gotrace uses none).
 	NoFeature []string
+	// RingBufPages is the event ring buffer's size in pages per CPU
+	// (GOTRACE_PERF_RB_PAGES); 0: the compiler's size, at least 64 pages
+	// per CPU. The total is rounded up to a power of two.
+	RingBufPages int
+	// StackMapEntries is each stack map's max_entries
+	// (GOTRACE_STACK_MAP_ENTRIES); 0: the compiler's.
+	StackMapEntries int
 }
 
 func (o LoadOptions) disabled(feature string) bool {
@@ -85,7 +92,7 @@ func LoadWith(spec *compiler.Spec, opts LoadOptions) (*Loaded, error) {
 			return nil, fmt.Errorf("raise RLIMIT_MEMLOCK: %w", err)
 		}
 	}
-	cs, err := collectionSpec(spec)
+	cs, err := collectionSpec(spec, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +128,7 @@ func LoadWith(spec *compiler.Spec, opts LoadOptions) (*Loaded, error) {
 		m, err := ebpf.NewMap(cs.Maps[n])
 		if err != nil {
 			l.Close()
-			return nil, fmt.Errorf("create map %s: %w", n, err)
+			return nil, mapError(n, cs.Maps[n], err)
 		}
 		l.Maps[n] = m
 	}
@@ -159,7 +166,7 @@ func LoadWith(spec *compiler.Spec, opts LoadOptions) (*Loaded, error) {
 
 // collectionSpec turns the compiler's Spec into cilium's, with maps keyed
 // by the names instructions reference.
-func collectionSpec(spec *compiler.Spec) (*ebpf.CollectionSpec, error) {
+func collectionSpec(spec *compiler.Spec, opts LoadOptions) (*ebpf.CollectionSpec, error) {
 	cs := &ebpf.CollectionSpec{Maps: map[string]*ebpf.MapSpec{}, Programs: map[string]*ebpf.ProgramSpec{}}
 	for _, m := range spec.Maps {
 		if _, dup := cs.Maps[m.Name]; dup {
@@ -174,10 +181,10 @@ func collectionSpec(spec *compiler.Spec) (*ebpf.CollectionSpec, error) {
 			Flags:      m.Flags,
 		}
 		if m.Type == ebpf.RingBuf {
-			ms.MaxEntries = ringBufSize(ms.MaxEntries)
+			ms.MaxEntries = ringBufSize(ms.MaxEntries, opts.RingBufPages)
 		}
 		if m.Type == ebpf.StackTrace {
-			ms.MaxEntries = stackMapEntries(ms.MaxEntries)
+			ms.MaxEntries = stackMapEntries(ms.MaxEntries, opts.StackMapEntries)
 		}
 		if noPrealloc(spec, m) {
 			ms.Flags |= unix.BPF_F_NO_PREALLOC
@@ -271,55 +278,52 @@ func kernelName(s string) string {
 	return string(b)
 }
 
-// ringBufSize is the ring buffer's size in bytes. GOTRACE_PERF_RB_PAGES
-// (or BPFTRACE_PERF_RB_PAGES) gives it as bpftrace does, pages per CPU;
-// unset, it is the compiler's size (compiled) or defaultRBPagesPerCPU
-// pages per CPU, whichever is larger. It is rounded up to the power of
-// two a ring buffer must be.
-func ringBufSize(compiled uint32) uint32 {
+// ringBufSize is the ring buffer's size in bytes: pagesPerCPU pages per
+// CPU when given (the caller validated it, see MaxRingBufBytes), else the
+// compiler's size with at least defaultRBPagesPerCPU pages per CPU; rounded
+// up to a power of two, as the kernel requires.
+func ringBufSize(compiled uint32, pagesPerCPU int) uint32 {
 	ncpu, err := ebpf.PossibleCPU()
 	if err != nil || ncpu < 1 {
 		ncpu = 1
 	}
 	page := uint64(os.Getpagesize())
 	size := defaultRBPagesPerCPU * page * uint64(ncpu)
-	if v, ok := envInt("PERF_RB_PAGES"); ok && v > 0 {
-		size = uint64(v) * page * uint64(ncpu)
+	if pagesPerCPU > 0 {
+		size = uint64(pagesPerCPU) * page * uint64(ncpu)
 	} else if uint64(compiled) > size {
 		size = uint64(compiled)
 	}
 	n := page
-	for n < size && n < 1<<30 {
+	for n < size && n < MaxRingBufBytes {
 		n <<= 1
 	}
 	return uint32(n)
 }
 
-// stackMapEntries is a STACK_TRACE map's max_entries: the compiler's
-// (sym.DefaultStackMapEntries) unless GOTRACE_STACK_MAP_ENTRIES gives
-// another (positive) count. bpftrace has no such setting (it always
-// reserves 131072 entries); a smaller map costs less locked memory and
-// loses more distinct stacks to hash collisions, which gotrace counts and
-// reports at exit.
-func stackMapEntries(compiled uint32) uint32 {
-	if v, ok := envInt("STACK_MAP_ENTRIES"); ok && v > 0 && v <= 1<<24 {
-		return uint32(v)
+// MaxRingBufBytes bounds the event ring buffer (all CPUs together).
+const MaxRingBufBytes = 1 << 30
+
+// RingBufBytes is the ring buffer a GOTRACE_PERF_RB_PAGES value gives on
+// this machine, for validating the setting.
+func RingBufBytes(pagesPerCPU int) uint64 {
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil || ncpu < 1 {
+		ncpu = 1
 	}
-	return compiled
+	return uint64(pagesPerCPU) * uint64(os.Getpagesize()) * uint64(ncpu)
 }
 
-// envInt reads GOTRACE_<name>, else BPFTRACE_<name>.
-func envInt(name string) (int, bool) {
-	for _, p := range []string{"GOTRACE_", "BPFTRACE_"} {
-		if v, ok := os.LookupEnv(p + name); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				return 0, false
-			}
-			return n, true
-		}
+// stackMapEntries is a STACK_TRACE map's max_entries: the compiler's
+// (sym.DefaultStackMapEntries) unless GOTRACE_STACK_MAP_ENTRIES gives
+// another count. bpftrace has no such setting (it always reserves 131072
+// entries); a smaller map costs less locked memory and loses more distinct
+// stacks to hash collisions, which gotrace counts and reports at exit.
+func stackMapEntries(compiled uint32, entries int) uint32 {
+	if entries > 0 {
+		return uint32(entries)
 	}
-	return 0, false
+	return compiled
 }
 
 // VerifierError is a program the kernel's verifier refused, mapped back to
@@ -372,6 +376,11 @@ func programError(spec *compiler.Spec, p *compiler.Program, err error) error {
 				}
 				return &ProbeError{Src: spec.Source, AP: ap, Err: fmt.Errorf("%s: %w", name, fe)}
 			}
+		}
+		if errors.Is(err, unix.EFAULT) || errors.Is(err, unix.ENOSPC) {
+			// The verifier's log overflowed (cilium's "hit verifier
+			// bug ... LogSizeStart"): it explored too many states.
+			return fmt.Errorf("ERROR: the BPF verifier gave up on program %s: the program is too complex to verify, most likely a loop whose bound it cannot see (like while ($i < nsecs)); bound loops by a constant, or use unroll (%w)", p.Name, err)
 		}
 		return fmt.Errorf("load program %s: %w", p.Name, err)
 	}
@@ -540,4 +549,21 @@ func verifyAsKprobe(cs *ebpf.CollectionSpec, ps *ebpf.ProgramSpec, maps map[stri
 	}
 	coll.Close()
 	return nil
+}
+
+// maxPerCPUValue is the kernel's limit on a per-CPU map's value
+// (PCPU_MIN_UNIT_SIZE).
+const maxPerCPUValue = 32 << 10
+
+// mapError explains a map the kernel refused to create. E2BIG on the
+// scratch map means the script's strings and printf arguments need more
+// per-CPU space than the kernel gives one map value.
+func mapError(name string, ms *ebpf.MapSpec, err error) error {
+	if errors.Is(err, unix.E2BIG) {
+		if name == compiler.MapScratch {
+			return fmt.Errorf("ERROR: the script needs %d bytes of scratch space per CPU (string literals, printf and str() arguments, GOTRACE_STRLEN), more than the kernel's limit of %d bytes for a per-CPU map value: use shorter literals, fewer printf arguments or a smaller GOTRACE_STRLEN", ms.ValueSize, maxPerCPUValue)
+		}
+		return fmt.Errorf("ERROR: the kernel refused map %s (key %d bytes, value %d bytes, %d entries): too large", name, ms.KeySize, ms.ValueSize, ms.MaxEntries)
+	}
+	return fmt.Errorf("create map %s: %w", name, err)
 }

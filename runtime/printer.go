@@ -26,7 +26,8 @@ type TextPrinter struct {
 	Unsafe bool
 	// NoWarnings (--no-warnings) drops warnf() output.
 	NoWarnings bool
-	// CatMax bounds the bytes cat() prints (BPFTRACE_CAT_BYTES_MAX, 10k).
+	// CatMax bounds the bytes cat() prints and reads (BPFTRACE_CAT_BYTES_MAX;
+	// 0: DefaultCatMax).
 	CatMax int
 	sym    symTracker // symbols.go
 	// fast holds the compiled printf formats by event ID (fastprintf.go);
@@ -45,7 +46,7 @@ func NewTextPrinter(out *Output, f output.Format, syms output.Symbolizer, spec *
 			p.TimeFormats[ev.ID] = ev.Format
 		}
 	}
-	t := &TextPrinter{P: p, Out: out, Spec: spec, CatMax: 10 << 10, sym: symTracker{syms: syms}}
+	t := &TextPrinter{P: p, Out: out, Spec: spec, CatMax: DefaultCatMax, sym: symTracker{syms: syms}}
 	if f == output.Text {
 		t.fast = make([]*fastFormat, len(spec.Events))
 		for i, ev := range spec.Events {
@@ -104,14 +105,15 @@ func (t *TextPrinter) Event(ev *compiler.Event, payload []byte) error {
 		if err != nil {
 			return err
 		}
-		b, rerr := os.ReadFile(path)
+		limit := t.CatMax
+		if limit <= 0 {
+			limit = DefaultCatMax
+		}
+		b, rerr := readCat(path, limit)
 		if rerr != nil {
 			// bpftrace reports and goes on.
 			fmt.Fprintf(os.Stderr, "ERROR: failed to open file '%s': %s\n", path, strerror(unwrapPathErr(rerr)))
 			return nil
-		}
-		if len(b) > t.CatMax {
-			b = b[:t.CatMax]
 		}
 		return t.P.Cat(string(b))
 	case compiler.EvSystem:

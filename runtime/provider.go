@@ -311,14 +311,14 @@ func checkFDLimit(pl *plan) error {
 		pl.total, need, open, lim.Cur, lim.Max)
 }
 
+// DefaultMaxProbes is bpftrace's max_probes.
+const DefaultMaxProbes = 512
+
 func maxProbesLimit(n int) int {
 	if n > 0 {
 		return n
 	}
-	if v, ok := envInt("MAX_PROBES"); ok && v > 0 {
-		return v
-	}
-	return 512
+	return DefaultMaxProbes
 }
 
 // ProbeNames lists the expanded probes, for -v and tests.

@@ -89,9 +89,12 @@ type Options struct {
 	// Command (-c) is started stopped, traced, and tracing finishes when it
 	// exits. Argv[0] is resolved through $PATH.
 	Command []string
-	// MaxProbes caps the number of attached probes (0: from the environment
-	// GOTRACE_MAX_PROBES / BPFTRACE_MAX_PROBES, else 512).
+	// MaxProbes caps the number of attached probes (0: DefaultMaxProbes).
 	MaxProbes int
+	// RingBufPages and StackMapEntries size the event ring buffer and the
+	// stack maps (see LoadOptions; 0: defaults).
+	RingBufPages    int
+	StackMapEntries int
 	// DryRun loads everything into the verifier and attaches nothing.
 	DryRun bool
 	// Signals, when nil, are SIGINT and SIGTERM. Tests may pass a channel.

@@ -579,8 +579,7 @@ func TestMaxProbes(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "exceeds the current limit of 5 probes") {
 		t.Fatalf("err = %v", err)
 	}
-	t.Setenv("BPFTRACE_MAX_PROBES", "7")
-	_, err = l.Expand(nil, 0)
+	_, err = l.Expand(nil, 7)
 	if err == nil || !strings.Contains(err.Error(), "limit of 7 probes") {
 		t.Fatalf("err = %v", err)
 	}
@@ -1097,7 +1096,6 @@ func lostCountInsns(label string) asm.Instructions {
 // runtime prints bpftrace's "Lost N events".
 func TestLostEventsReported(t *testing.T) {
 	requireBPF(t)
-	t.Setenv("GOTRACE_PERF_RB_PAGES", "1") // 1 page per CPU: the smallest ring
 	const n = 3000
 	begin := asm.Instructions{asm.Mov.Imm(asm.R6, n)}
 	emit := emitInsns(0, 7)
@@ -1126,7 +1124,7 @@ func TestLostEventsReported(t *testing.T) {
 	fp := &fakePrinter{}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := Run(ctx, spec, Options{Printer: fp, Stdout: &out, Stderr: &out, Timeout: 300 * time.Millisecond, Compat: compat.V017}); err != nil {
+	if err := Run(ctx, spec, Options{Printer: fp, Stdout: &out, Stderr: &out, Timeout: 300 * time.Millisecond, Compat: compat.V017, RingBufPages: 1}); err != nil {
 		t.Fatal(err)
 	}
 	// Losses are reported as they happen, each line the new ones since

@@ -77,7 +77,7 @@ func newSession(spec *compiler.Spec, opts Options) (*session, error) {
 
 func (s *session) run(ctx context.Context) (err error) {
 	timing.mark("before-run")
-	l, err := LoadWith(s.spec, LoadOptions{VerifyOnly: s.opts.DryRun, NoFeature: s.opts.NoFeature})
+	l, err := LoadWith(s.spec, LoadOptions{VerifyOnly: s.opts.DryRun, NoFeature: s.opts.NoFeature, RingBufPages: s.opts.RingBufPages, StackMapEntries: s.opts.StackMapEntries})
 	if err != nil {
 		var ve *VerifierError
 		if s.opts.Verbose && errors.As(err, &ve) {

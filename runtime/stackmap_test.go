@@ -8,31 +8,30 @@ import (
 	"github.com/gotrace/gotrace/compiler"
 )
 
-// TestStackMapEntriesEnv: GOTRACE_STACK_MAP_ENTRIES sets every STACK_TRACE
-// map's max_entries (and nothing else's); unset, zero, negative or junk
-// values keep the compiler's.
-func TestStackMapEntriesEnv(t *testing.T) {
+// TestStackMapEntries: LoadOptions.StackMapEntries (GOTRACE_STACK_MAP_ENTRIES,
+// validated by cmd/gotrace) sets every STACK_TRACE map's max_entries (and
+// nothing else's); 0 keeps the compiler's.
+func TestStackMapEntries(t *testing.T) {
 	spec := &compiler.Spec{Maps: []*compiler.MapSpec{
 		{Name: "stack_k", Type: ebpf.StackTrace, KeySize: 4, ValueSize: 8 * 127, MaxEntries: 4096},
 		{Name: "stack_u_3", Type: ebpf.StackTrace, KeySize: 4, ValueSize: 8 * 3, MaxEntries: 4096},
 		{Name: "m_", Type: ebpf.Hash, KeySize: 8, ValueSize: 8, MaxEntries: 4096},
 	}}
 	for _, c := range []struct {
-		env   string
+		env   int
 		stack uint32
-	}{{"", 4096}, {"1", 1}, {"100000", 100000}, {"0", 4096}, {"-5", 4096}, {"many", 4096}} {
-		t.Setenv("GOTRACE_STACK_MAP_ENTRIES", c.env)
-		cs, err := collectionSpec(spec)
+	}{{0, 4096}, {1, 1}, {100000, 100000}} {
+		cs, err := collectionSpec(spec, LoadOptions{StackMapEntries: c.env})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, name := range []string{"stack_k", "stack_u_3"} {
 			if got := cs.Maps[name].MaxEntries; got != c.stack {
-				t.Errorf("GOTRACE_STACK_MAP_ENTRIES=%q: %s max_entries %d, want %d", c.env, name, got, c.stack)
+				t.Errorf("StackMapEntries %d: %s max_entries %d, want %d", c.env, name, got, c.stack)
 			}
 		}
 		if got := cs.Maps["m_"].MaxEntries; got != 4096 {
-			t.Errorf("GOTRACE_STACK_MAP_ENTRIES=%q: m_ max_entries %d, want 4096", c.env, got)
+			t.Errorf("StackMapEntries %d: m_ max_entries %d, want 4096", c.env, got)
 		}
 	}
 }

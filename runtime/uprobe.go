@@ -58,7 +58,7 @@ func elfFuncs(path string) ([]elfFunc, error) {
 	}
 	f, err := elf.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read ELF %s: %w", path, err)
+		return nil, elfOpenError(path, err)
 	}
 	defer f.Close()
 	seen := map[string]elfFunc{}
@@ -116,7 +116,7 @@ func fileOffset(path string, vaddr uint64) (uint64, error) {
 	} else {
 		f, err := elf.Open(path)
 		if err != nil {
-			return 0, fmt.Errorf("read ELF %s: %w", path, err)
+			return 0, elfOpenError(path, err)
 		}
 		for _, p := range f.Progs {
 			progs = append(progs, p.ProgHeader)
@@ -524,4 +524,15 @@ func refusedInsn(insn []byte) bool {
 		return c == 0xc4 || c == 0xc5 // VEX (EVEX, 0x62, it accepts)
 	}
 	return false
+}
+
+// elfOpenError explains why path could not be read as ELF: a file that is
+// not ELF at all (a script, a text file, an empty file) is named as such,
+// rather than by the ELF reader's "EOF" or "bad magic number".
+func elfOpenError(path string, err error) error {
+	var fe *elf.FormatError
+	if errors.As(err, &fe) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%s is not an ELF file (uprobes and usdt probes need an executable or a shared library)", path)
+	}
+	return fmt.Errorf("read ELF %s: %w", path, err)
 }

@@ -178,7 +178,7 @@ func readUSDT(path string) ([]USDTProbe, error) {
 	}
 	f, err := elf.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read ELF %s: %w", path, err)
+		return nil, elfOpenError(path, err)
 	}
 	defer f.Close()
 	notes := f.Section(".note.stapsdt")

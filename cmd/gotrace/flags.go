@@ -58,6 +58,10 @@ var modes = []string{"codegen", "compiler-bench", "bench", "test", "format"}
 // features are the values of bpftrace 0.26's --no-feature.
 var features = []string{"kprobe_multi", "kprobe_session", "uprobe_multi"}
 
+// maxPID is the kernel's PID_MAX_LIMIT on 64-bit machines; bpftrace checks
+// -p against it.
+const maxPID = 4194304
+
 // usageError is a command-line mistake: its message is printed, then the
 // usage text, and gotrace exits 1.
 type usageError struct{ msg string }
@@ -135,6 +139,7 @@ ENVIRONMENT (each as BPFTRACE_NAME or GOTRACE_NAME; bpftrace 0.17's names also a
     GOTRACE_SYSCALL_TRACEPOINTS [default: auto] raw|perf: how syscalls:* tracepoints attach
     GOTRACE_STACK_MODE         [default: bpftrace] kstack/ustack print mode (bpftrace, perf, raw); ignored with --compat 0.17
     GOTRACE_COMPAT             [default: 0.26] as --compat (GOTRACE_ spelling only)
+    GOTRACE_CAT_BYTES_MAX      [default: 10240] bytes cat() reads and prints at most
 
 EXAMPLES:
 gotrace -l '*sleep*'

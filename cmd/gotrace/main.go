@@ -123,7 +123,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
 	}
-	strlen, err := envInt("STRLEN", 64)
+	set, err := readSettings(os.LookupEnv)
 	if err != nil {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
@@ -133,19 +133,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
 	}
-	mapKeys, err := envInt("MAP_KEYS_MAX", 0)
-	if err != nil {
-		fmt.Fprintf(stderr, "ERROR: %v\n", err)
-		return 1
-	}
-	catMax, err := envInt("CAT_BYTES_MAX", 10<<10)
-	if err != nil {
-		fmt.Fprintf(stderr, "ERROR: %v\n", err)
-		return 1
-	}
 	compiled, err := gotrace.Compile(src, gotrace.Options{
 		Params:      c.params,
-		StrLen:      strlen,
+		StrLen:      set.strLen,
 		Unsafe:      c.unsafe,
 		IncludeDirs: c.includeDirs,
 		Includes:    c.includes,
@@ -160,8 +150,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		ProbeFilter:        c.probeFilter,
 		TraceableFunctions: traceable,
 		DebugDirs:          c.debuginfo,
-		MapKeysMax:         uint32(mapKeys),
+		MapKeysMax:         uint32(set.mapKeysMax),
 		StackMode:          stackMode,
+		SyscallTracepoints: set.syscallTracepoints,
+		MaxProbes:          set.maxProbes,
 	})
 	if c.debug > 0 || c.explain {
 		dump(stdout, c, compiled)
@@ -194,13 +186,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	printer := runtime.NewTextPrinter(out, format, syms, compiled.Spec)
 	printer.Unsafe = c.unsafe
 	printer.NoWarnings = c.noWarnings
-	printer.CatMax = catMax
 	printer.P.Compat = c.compat
 	printer.P.Notices = stderr
+	printer.CatMax = set.catBytesMax
 	if c.output != "" {
 		printer.P.ExitGap = stdout // as bpftrace: not into the file
 	}
 	opts := runtime.Options{
+		MaxProbes:       set.maxProbes,
+		RingBufPages:    set.perfRBPages,
+		StackMapEntries: set.stackMapEntries,
+
 		Printer:   printer,
 		Stdout:    out,
 		Stderr:    stderr,
@@ -304,7 +300,7 @@ func printError(w io.Writer, err error) {
 		return
 	}
 	msg := err.Error()
-	if strings.HasPrefix(msg, "ERROR: ") || strings.Contains(msg, ": ERROR: ") {
+	if strings.HasPrefix(msg, "ERROR: ") || strings.Contains(msg, ": ERROR: ") || strings.HasPrefix(msg, "fatal error: ") {
 		fmt.Fprintln(w, msg)
 		return
 	}

@@ -134,6 +134,11 @@ func startStopped(argv []string) (*childProc, error) {
 	cmd.Env = append(stubEnvv, stubEnv+"=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1")
 	cmd.ExtraFiles = []*os.File{theirs, er}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// Pdeathsig: the command dies with us, even when we are SIGKILLed
+	// (bpftrace's child does too); it would otherwise run on untraced. It
+	// survives the stub's exec, and is tied to this thread, which
+	// lockThread keeps for the whole run.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	err = cmd.Start()
 	theirs.Close()
 	er.Close()

@@ -9,8 +9,8 @@ import (
 // a message naming the variable and the limit (issue 19, items 4 and 10).
 func TestReadSettings(t *testing.T) {
 	for _, c := range []struct {
-		env  map[string]string
-		want string // error substring; "" for success
+		env   map[string]string
+		want  string // error substring; "" for success
 		check func(*settings) bool
 	}{
 		{nil, "", func(s *settings) bool {

@@ -110,7 +110,8 @@ OPTIONS:
     --unsafe       allow unsafe builtin functions (system, signal, override, write_user)
     --no-feature FEATURE[,FEATURE]
                    do not use detected features ('kprobe_multi', 'uprobe_multi', 'kprobe_session')
-    --metrics ADDR serve the script's maps as Prometheus metrics on ADDR
+    --metrics [HOST:]PORT serve the script's maps as Prometheus metrics (no host: 127.0.0.1;
+                   anyone who can connect reads every map)
     --compat VER   follow bpftrace VER where releases differ: 0.26 (default) or 0.17
 
 DEVELOPER OPTIONS:

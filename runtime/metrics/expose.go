@@ -38,6 +38,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
@@ -401,8 +402,24 @@ func writeSample(b *bytes.Buffer, name string, labels []label, value string) {
 }
 
 // escapeLabel escapes a label value as the exposition format requires:
-// backslash, double quote and line feed.
+// backslash, double quote and line feed. The format is UTF-8 and one
+// invalid byte makes Prometheus reject the whole scrape, while keys are
+// whatever the kernel saw (any file name a local user creates): an invalid
+// byte becomes the text \xNN (written \\xNN).
 func escapeLabel(s string) string {
+	if !utf8.ValidString(s) {
+		var b strings.Builder
+		for i := 0; i < len(s); {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				fmt.Fprintf(&b, `\x%02x`, s[i])
+			} else {
+				b.WriteString(s[i : i+n])
+			}
+			i += n
+		}
+		s = b.String()
+	}
 	if !strings.ContainsAny(s, "\\\"\n") {
 		return s
 	}

@@ -35,23 +35,84 @@ type Server struct {
 	p      *output.Printer
 }
 
-// Listen binds addr (host:port; port 0 picks a free one) and starts
-// serving. The error is net.Listen's ("listen tcp ...: bind: address already
-// in use").
+// Listen binds addr ([host]:port, or a bare port; port 0 picks a free
+// one) and starts serving. Without a host it binds the loopback address
+// only: the endpoint shows every map's keys and values (process names,
+// file names, stacks) to whoever can connect, so serving other machines
+// takes an explicit host (0.0.0.0, [::] or an interface's address). The
+// error is net.Listen's ("listen tcp ...: bind: address already in use").
 func Listen(addr string) (*Server, error) {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", DefaultHost(addr))
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{ln: ln, done: make(chan struct{})}
+	s := &Server{ln: &limitListener{Listener: ln, sem: make(chan struct{}, maxConns)}, done: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", s)
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.http = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: headerTimeout,
+		ReadTimeout:       headerTimeout,
+		WriteTimeout:      30 * time.Second,
+		// A keep-alive connection with no request closes after this:
+		// idle clients must not hold descriptors for ever.
+		IdleTimeout:    idleTimeout,
+		MaxHeaderBytes: 16 << 10,
+	}
 	go func() {
 		defer close(s.done)
 		s.http.Serve(ln) // returns http.ErrServerClosed at Close
 	}()
 	return s, nil
+}
+
+// idleTimeout closes idle keep-alive connections; maxConns bounds the
+// connections open at once (more wait in the kernel's accept queue).
+// (Variables for tests.)
+var (
+	idleTimeout   = 15 * time.Second
+	headerTimeout = 10 * time.Second
+	maxConns      = 64
+)
+
+// DefaultHost is addr with the loopback host when it names none (":9464"
+// or "9464").
+func DefaultHost(addr string) string {
+	if !strings.Contains(addr, ":") {
+		return "127.0.0.1:" + addr
+	}
+	if strings.HasPrefix(addr, ":") {
+		return "127.0.0.1" + addr
+	}
+	return addr
+}
+
+// limitListener accepts at most cap(sem) connections at once.
+type limitListener struct {
+	net.Listener
+	sem chan struct{}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	l.sem <- struct{}{}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.sem
+		return nil, err
+	}
+	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
+}
+
+type limitConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }
 
 // Addr is the bound address (the chosen port when it was 0).

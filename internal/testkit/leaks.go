@@ -300,3 +300,7 @@ func tracefsEvents() map[string]bool {
 	}
 	return set
 }
+
+func ebpfProgramFromID(id uint32) (*ebpf.Program, error) {
+	return ebpf.NewProgramFromID(ebpf.ProgramID(id))
+}

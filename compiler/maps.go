@@ -96,7 +96,14 @@ func (g *gen) update(ms *MapSpec, key, val mem) {
 	g.addr(asm.R2, key)
 	g.mapPtr(asm.R1, ms)
 	g.emit(asm.Mov.Imm(asm.R4, 0), asm.FnMapUpdateElem.Call())
-	g.countMapFull()
+	switch ms.Type {
+	case ebpf.Hash, ebpf.PerCPUHash, ebpf.LRUHash, ebpf.LRUCPUHash:
+		// Only keyed hashes fill up (an array's keys all exist; a keyless
+		// map's one key is the only one it ever gets).
+		if ms.User == nil || ms.User.Key != nil {
+			g.countMapFull()
+		}
+	}
 }
 
 // countMapFull follows every bpf_map_update_elem of a user map: an update

@@ -129,6 +129,7 @@ type scanner struct {
 	diags *Diagnostics
 	s     *Source
 	glued bool
+	nerrs int // lexical errors reported (at most maxLexErrors)
 
 	shifts   []int // offsets after which bpftrace's columns are one more (see emit)
 	nest     int   // brackets + pending '?' nesting
@@ -138,8 +139,17 @@ type scanner struct {
 }
 
 func (sc *scanner) errorf(start, end int, format string, args ...any) {
+	// A binary file given as a script has an invalid character every few
+	// bytes: report the first few, not one (with its line) per byte.
+	if sc.nerrs >= maxLexErrors {
+		return
+	}
+	sc.nerrs++
 	sc.diags.Errorf(Span{Start: sc.s.PosAt(start), End: sc.s.PosAt(end)}, format, args...)
 }
+
+// maxLexErrors bounds the lexical errors reported for one script.
+const maxLexErrors = 20
 
 // lex splits src into tokens; lexical errors go to diags.
 func lex(s *Source, diags *Diagnostics) []token {

@@ -380,7 +380,7 @@ func programError(spec *compiler.Spec, p *compiler.Program, err error) error {
 		if errors.Is(err, unix.EFAULT) || errors.Is(err, unix.ENOSPC) {
 			// The verifier's log overflowed (cilium's "hit verifier
 			// bug ... LogSizeStart"): it explored too many states.
-			return fmt.Errorf("ERROR: the BPF verifier gave up on program %s: the program is too complex to verify, most likely a loop whose bound it cannot see (like while ($i < nsecs)); bound loops by a constant, or use unroll (%w)", p.Name, err)
+			return &tooComplexError{prog: p.Name, err: err}
 		}
 		return fmt.Errorf("load program %s: %w", p.Name, err)
 	}
@@ -567,3 +567,16 @@ func mapError(name string, ms *ebpf.MapSpec, err error) error {
 	}
 	return fmt.Errorf("create map %s: %w", name, err)
 }
+
+// tooComplexError is a program the verifier refused with a log too large
+// to read back: it explored too many states.
+type tooComplexError struct {
+	prog string
+	err  error
+}
+
+func (e *tooComplexError) Error() string {
+	return fmt.Sprintf("ERROR: the BPF verifier refused program %s, which is too large or too complex to verify (its log overflowed): most likely a loop whose bound it cannot see, like while ($i < nsecs), or too many statements in one probe; bound loops by a constant, use unroll, or split the probe", e.prog)
+}
+
+func (e *tooComplexError) Unwrap() error { return e.err }

@@ -64,13 +64,13 @@ func TestLostReportedPromptly(t *testing.T) {
 	if err := m.Update(uint32(0), uint64(38), ebpf.UpdateAny); err != nil {
 		t.Fatal(err)
 	}
-	if d := waitFor("Lost 38 events\n"); d > 300*time.Millisecond {
+	if d := waitFor("Lost 38 events\n"); d > time.Second { // 0.1 s ticks; a loaded machine delays them
 		t.Errorf("first loss reported after %v", d)
 	}
 	if err := m.Update(uint32(0), uint64(50), ebpf.UpdateAny); err != nil {
 		t.Fatal(err)
 	}
-	if d := waitFor("Lost 12 events\n"); d > 300*time.Millisecond {
+	if d := waitFor("Lost 12 events\n"); d > time.Second { // 0.1 s ticks; a loaded machine delays them
 		t.Errorf("second loss reported after %v", d)
 	}
 }

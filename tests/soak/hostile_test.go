@@ -90,7 +90,7 @@ func corpus() []hostile {
 		{name: "cat-directory", args: script(`BEGIN { cat("/"); exit(); }`), want: "either"},
 		{name: "empty", args: eArgs("-e", " "), want: "error", expect: "unexpected end of file"},
 		{name: "comment-only", args: eArgs("-e", "// x"), want: "error", expect: "unexpected end of file"},
-		{name: "pid-0", args: eArgs("-p", "0", "-e", "BEGIN { exit(); }"), want: "error", expect: "out of valid pid range"},
+		{name: "pid-0", env: []string{"GOTRACE_COMPAT=0.17"}, args: eArgs("-p", "0", "-e", "BEGIN { exit(); }"), want: "error", expect: "out of valid pid range"},
 		{name: "pid-huge", args: eArgs("-p", "99999999999", "-e", "BEGIN { exit(); }"), want: "error"},
 		{name: "include-missing", args: eArgs("--include", "/nonexistent.h", "-e", "BEGIN { exit(); }"), want: "error", expect: "file not found"},
 		{name: "uprobe-not-elf", args: func(dir string) []string {

@@ -332,7 +332,13 @@ func runOne(t *testing.T, g group, f fault, i int, gotrace, helper, sleeper stri
 		if !waitAttached() {
 			return
 		}
-		child = childOf(pid, sleeper)
+		// The command is exec'ed once released, just after the notify
+		// line (until then the child is gotrace's stub).
+		for deadline := time.Now().Add(5 * time.Second); child == 0 && time.Now().Before(deadline); {
+			if child = childOf(pid, sleeper); child == 0 {
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
 		if child == 0 {
 			fail("no -c child found")
 			return

@@ -46,6 +46,9 @@ type elfFunc struct {
 	// ifunc: an STT_GNU_IFUNC, whose address is the resolver the dynamic
 	// linker runs once; a probe there would not fire on the calls.
 	ifunc bool
+	// global: some table binds the name STB_GLOBAL or STB_WEAK (the
+	// exported name, not a local alias such as glibc's __GI_getaddrinfo).
+	global bool
 }
 
 var elfCache, progCache sync.Map // path → []elfFunc, []elf.ProgHeader
@@ -78,8 +81,13 @@ func elfFuncs(path string) ([]elfFunc, error) {
 			if i := strings.IndexByte(name, '@'); i > 0 {
 				name = name[:i]
 			}
-			if _, dup := seen[name]; !dup {
-				seen[name] = elfFunc{name: name, addr: s.Value, size: s.Size, ifunc: typ == elf.STT_GNU_IFUNC}
+			bind := elf.ST_BIND(s.Info)
+			global := bind == elf.STB_GLOBAL || bind == elf.STB_WEAK
+			if prev, dup := seen[name]; !dup {
+				seen[name] = elfFunc{name: name, addr: s.Value, size: s.Size, ifunc: typ == elf.STT_GNU_IFUNC, global: global}
+			} else if global && !prev.global && prev.addr == s.Value {
+				prev.global = true
+				seen[name] = prev
 			}
 		}
 	}
@@ -222,13 +230,9 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 			out = append(out, pr)
 			continue
 		}
-		// Wildcards: one probe per address (aliases would fire twice).
-		byAddr := map[uint64]bool{}
-		for _, f := range funcs {
-			if f.ifunc || !glob(ap.Func, f.name) || byAddr[f.addr] {
-				continue
-			}
-			byAddr[f.addr] = true
+		// Wildcards: one probe per address (aliases would fire twice),
+		// named by the symbol wildcardFuncs picks among the aliases.
+		for _, f := range wildcardFuncs(funcs, ap.Func) {
 			off, err := fileOffset(path, f.addr)
 			if err != nil {
 				continue // not in an executable segment: not code
@@ -240,6 +244,30 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 		return nil, fmt.Errorf("no functions match %s:%s", ap.Target, ap.Func)
 	}
 	return out, nil
+}
+
+// wildcardFuncs are the functions of funcs (sorted by name) that pattern
+// matches, one per address, in name order. Of the names sharing an address
+// (aliases: a debug file's local __GI_getaddrinfo and the exported
+// getaddrinfo) the global one names the probe, as bpftrace's does; among
+// equals the first by name.
+func wildcardFuncs(funcs []elfFunc, pattern string) []elfFunc {
+	best := map[uint64]int{} // address → index into funcs
+	for i, f := range funcs {
+		if f.ifunc || !glob(pattern, f.name) {
+			continue
+		}
+		if j, ok := best[f.addr]; !ok || f.global && !funcs[j].global {
+			best[f.addr] = i
+		}
+	}
+	var out []elfFunc
+	for i, f := range funcs {
+		if j, ok := best[f.addr]; ok && j == i {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // ifuncImpls lists the implementations the symbol table names for the

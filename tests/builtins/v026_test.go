@@ -1,0 +1,213 @@
+package builtins_test
+
+// The rows bpftrace 0.26 added (and 0.17's pton and debugf), on the real
+// kernel with deterministic helpers. The 0.26-only ones run with
+// --compat 0.26 (the test binary's gotrace follows 0.17 otherwise).
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gotrace/gotrace/internal/testkit"
+)
+
+var v26 = []string{"--compat", "0.26"}
+
+// gt26 is gt under --compat 0.26.
+func gt26(t *testing.T, args ...string) string {
+	t.Helper()
+	return gt(t, append(append([]string{}, v26...), args...)...)
+}
+
+var taskScript = scriptOf("TestTaskBuiltins", `tracepoint:syscalls:sys_enter_exit_group /ppid == PID && @n == 0/ {
+	@n = 1;
+	printf("%d %s %s %d %d %s\n", ppid, pcomm, leader_comm, leader_pid == pid, leader_tid == tid, probetype);
+	printf("%d %d %d %d\n", ppid(curtask), leader_pid(curtask) == pid, strlen(comm), strlen(pcomm));
+	exit();
+}`)
+
+var threadScript = scriptOf("TestTaskBuiltins", `tracepoint:syscalls:sys_enter_read /pid == PID && tid != pid && @t == 0/ {
+	@t = 1;
+	printf("%d %d %d %d %s\n", leader_pid == pid, leader_tid == pid, leader_tid == tid, leader_tid(curtask) == pid, leader_comm);
+	exit();
+}`)
+
+// TestTaskBuiltins: in a child of the forker helper (at its _exit), ppid
+// and pcomm name the helper and the child leads its own group; in the
+// second thread of pingpong, the leader is the main thread (pid), not the
+// thread itself.
+func TestTaskBuiltins(t *testing.T) {
+	requireTracing(t, testkit.BTF)
+	comm := helperComm(t, "forker")
+	got, h := traceHelper(t, taskScript, v26, false, "forker", "1")
+	want := fmt.Sprintf("%d %s %s 1 1 tracepoint\n%d 1 %d %d\n\n\n@n: 1\n", h.Pid, comm, comm, h.Pid, len(comm), len(comm))
+	expect(t, "task builtins in forker's child", got, want)
+
+	pcomm := helperComm(t, "pingpong")
+	got, _ = traceHelper(t, threadScript, v26, false, "pingpong", "200")
+	expect(t, "leader of pingpong's second thread", got, "1 1 0 1 "+pcomm+"\n\n\n@t: 1\n")
+}
+
+var uprobe26Script = scriptOf("TestUprobe026", `uprobe:BIN:greet /pid == PID && @g == 0/ {
+	@g = 1;
+	printf("%d %s %d %d %d %d\n", usermode, probetype, ncpus == NCPU, has_cpid, strlen(str(arg0)), strlen(str(arg0, 5)));
+	exit();
+}`)
+
+var hasCpidScript = scriptOf("TestUprobe026", `tracepoint:syscalls:sys_enter_getpid /pid == cpid/ { printf("%d %d\n", has_cpid, cpid == pid); }`)
+
+// TestUprobe026: usermode is 1 in a uprobe, probetype names the provider,
+// ncpus the possible CPUs, strlen counts "hello gotrace" (13) and its
+// 5-byte cut; has_cpid is 0 with no -c command and 1 with one.
+func TestUprobe026(t *testing.T) {
+	requireTracing(t)
+	script := strings.ReplaceAll(uprobe26Script, "NCPU", fmt.Sprint(numCPU()))
+	got, _ := traceHelperLong26(t, script, "ufunc", "200000000")
+	expect(t, "uprobe", got, "1 uprobe 1 0 13 5\n\n\n@g: 1\n")
+	got = gt26(t, "-c", testkit.Helper(t, "getpid")+" 2", "-e", hasCpidScript)
+	expect(t, "has_cpid with -c", got, "1 1\n1 1\n")
+}
+
+// traceHelperLong26 is traceHelperLong under --compat 0.26.
+func traceHelperLong26(t *testing.T, script, helper string, args ...string) (string, *testkit.HelperProc) {
+	t.Helper()
+	h := testkit.StartHelper(t, helper, args...)
+	script = strings.ReplaceAll(script, "PID", fmt.Sprint(h.Pid))
+	script = strings.ReplaceAll(script, "BIN", testkit.Helper(t, helper))
+	tr := testkit.StartTracer(t, 30*time.Second, testkit.Gotrace(t), append(append([]string{}, v26...), "-e", script)...)
+	h.Go()
+	r := tr.Wait(30 * time.Second)
+	noCrash(t, r)
+	if r.TimedOut || r.ExitCode != 0 {
+		t.Fatalf("gotrace: exit %d timed out %v; stderr:\n%s", r.ExitCode, r.TimedOut, r.Stderr)
+	}
+	return body(r.Stdout), h
+}
+
+var ptonScript = scriptOf("TestPtonGetopt", `BEGIN {
+	printf("%s %s\n", ntop(pton("127.0.0.1")), ntop(pton("fe80::1")));
+	print(pton("1.2.3.4"));
+	exit();
+}`)
+
+var getoptScript = scriptOf("TestPtonGetopt", `BEGIN { printf("%d %s %d %d\n", getopt("aa", 20), getopt("ee", "hello"), getopt("cc"), getopt("dd")); exit(); }`)
+
+// TestPtonGetopt: pton's bytes (back through ntop, and printed as an
+// array), side by side with bpftrace 0.17; getopt's defaults and the
+// program options given after "--".
+func TestPtonGetopt(t *testing.T) {
+	requireTracing(t)
+	got := gt(t, "-e", ptonScript)
+	expect(t, "pton", got, "127.0.0.1 fe80::1\n[1,2,3,4]\n")
+	bpftraceSame(t, got, "-e", ptonScript)
+	expect(t, "getopt defaults", gt26(t, "-e", getoptScript), "20 hello 0 0\n")
+	expect(t, "getopt given", gt26(t, "-e", getoptScript, "--", "--aa=5", "--cc", "--ee=bye"), "5 bye 1 0\n")
+}
+
+var diagScript = scriptOf("TestDiagnostics", `BEGIN { errorf("bad %d, %s", 10, "x"); warnf("careful %d", 1); exit(); }`)
+var assertScript = scriptOf("TestDiagnostics", `BEGIN { $x = 1; assert($x == 1, "one"); printf("after\n"); assert($x == 2, "x is not 2"); printf("not here\n"); }`)
+var debugfScript = scriptOf("TestDiagnostics", `BEGIN { debugf("MARK %d %s", 5, "x"); exit(); }`)
+
+// TestDiagnostics: errorf and warnf print on stderr as diagnostics at the
+// call (and the run goes on); a failed assert prints its message there and
+// ends the run with exit 1; debugf writes to the kernel's trace buffer.
+func TestDiagnostics(t *testing.T) {
+	requireTracing(t)
+	r := run(t, testkit.Gotrace(t), append(append([]string{}, v26...), "-e", diagScript)...)
+	want := `stdin:1:9-38: ERROR: bad 10, x
+BEGIN { errorf("bad %d, %s", 10, "x"); warnf("careful %d", 1); exit(); }
+        ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+stdin:1:40-62: WARNING: careful 1
+BEGIN { errorf("bad %d, %s", 10, "x"); warnf("careful %d", 1); exit(); }
+                                       ~~~~~~~~~~~~~~~~~~~~~~
+`
+	if r.ExitCode != 0 || strings.TrimSpace(r.Stdout) != "" || diagOnly(r.Stderr) != want {
+		t.Errorf("errorf/warnf: exit %d, stdout %q, stderr:\n%s\nwant:\n%s", r.ExitCode, r.Stdout, r.Stderr, want)
+	}
+	r = run(t, testkit.Gotrace(t), append(append([]string{}, v26...), "-e", assertScript)...)
+	want = `stdin:1:60-89: ERROR: x is not 2
+BEGIN { $x = 1; assert($x == 1, "one"); printf("after\n"); assert($x == 2, "x is not 2"); printf("not here\n"); }
+                                                           ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+`
+	if r.ExitCode != 1 || body(r.Stdout) != "after\n" || diagOnly(r.Stderr) != want {
+		t.Errorf("assert: exit %d, stdout %q, stderr:\n%s\nwant:\n%s", r.ExitCode, r.Stdout, r.Stderr, want)
+	}
+
+	marker := fmt.Sprintf("gtdbg%d", os.Getpid())
+	got := gt(t, "-e", strings.ReplaceAll(debugfScript, "MARK", marker))
+	expect(t, "debugf stdout", got, "\n")
+	var lines []string
+	for _, l := range strings.Split(traceBuffer(t), "\n") {
+		if _, msg, ok := strings.Cut(l, "bpf_trace_printk: "); ok && strings.HasPrefix(msg, marker) {
+			lines = append(lines, msg)
+		}
+	}
+	expect(t, "debugf in the trace buffer", strings.Join(lines, "\n")+"\n", marker+" 5 x\n")
+}
+
+// diagOnly drops the attach line from stderr (0.26 prints it there).
+func diagOnly(s string) string {
+	var out []string
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if !strings.HasPrefix(l, "Attached ") && !strings.HasPrefix(l, "Attaching ") && l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "")
+}
+
+func traceBuffer(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"/sys/kernel/tracing/trace", "/sys/kernel/debug/tracing/trace"} {
+		if b, err := os.ReadFile(p); err == nil {
+			return string(b)
+		}
+	}
+	t.Fatal("no tracefs trace file")
+	return ""
+}
+
+var signalThreadScript = unsafeScriptOf("TestUnsafe026", `tracepoint:syscalls:sys_enter_getpid /pid == PID/ { signal_thread("SIGUSR2"); exit(); }`)
+var writeUserScript = unsafeScriptOf("TestUnsafe026", `tracepoint:syscalls:sys_enter_openat /pid == PID/ { printf("wrote %d\n", write_user(args.filename, "/etc/hostname", 14)); }
+tracepoint:syscalls:sys_exit_openat /pid == PID/ { printf("opened %d\n", args.ret >= 0); exit(); }`)
+
+// TestUnsafe026: signal_thread reaches the sigrecv helper (its only
+// thread); write_user rewrites the path the openat helper passes, so an
+// open of a file that does not exist opens /etc/hostname instead.
+func TestUnsafe026(t *testing.T) {
+	requireTracing(t)
+	h := testkit.StartHelper(t, "sigrecv", "10000")
+	tr := testkit.StartTracer(t, 30*time.Second, testkit.Gotrace(t), "--compat", "0.26", "--unsafe", "-e", strings.ReplaceAll(signalThreadScript, "PID", fmt.Sprint(h.Pid)))
+	h.Go()
+	hr := h.Wait(20 * time.Second)
+	r := tr.Wait(10 * time.Second)
+	noCrash(t, r)
+	if hr.Stdout != "signal 12\n" || hr.ExitCode != 0 {
+		t.Errorf("sigrecv: exit %d, stdout %q, want signal 12", hr.ExitCode, hr.Stdout)
+	}
+
+	if _, err := os.Stat("/etc/hostname"); err != nil {
+		t.Skipf("write_user: %v", err)
+	}
+	// 14 bytes and a NUL: room for "/etc/hostname" and its NUL.
+	const missing = "/nonexist/abcd"
+	if _, err := os.Stat(missing); err == nil {
+		t.Fatalf("%s exists", missing)
+	}
+	// Where the kernel gives tracing programs no bpf_probe_write_user (as
+	// here: the kernel is locked down), the precise error.
+	script := strings.ReplaceAll(writeUserScript, "PID", "1")
+	if r := run(t, testkit.Gotrace(t), "--compat", "0.26", "--unsafe", "--dry-run", "-e", script); r.ExitCode != 0 {
+		want := "stdin:1:72-118: ERROR: write_user() is not supported by this kernel: it needs the BPF helper bpf_probe_write_user (added in Linux 4.8)\n"
+		if !strings.HasPrefix(r.Stderr, want) {
+			t.Fatalf("write_user --dry-run: exit %d, stderr:\n%s\nwant it to start with:\n%s", r.ExitCode, r.Stderr, want)
+		}
+		t.Logf("write_user cannot run here: %s", want)
+		return
+	}
+	got, _ := traceHelper(t, writeUserScript, []string{"--compat", "0.26", "--unsafe"}, false, "openat", "1", missing)
+	expect(t, "write_user", got, "wrote 0\nopened 1\n")
+}

@@ -478,6 +478,9 @@ var _ = rows(
 		Doc: "full path of a struct path (kfunc/iter probes; bpf_d_path)",
 		Check: func(c Checker, call *Call) *types.Type {
 			if !onlyProbes(c, call, []string{"kfunc", "kretfunc", "iter"}, func(p string) string {
+				if c.Compat().Legacy() {
+					return "The path function can only be used with 'kfunc', 'kretfunc', 'iter' probes"
+				}
 				return "path can not be used with \"" + p + "\" probes"
 			}) {
 				return types.InvalidType

@@ -421,7 +421,9 @@ func TestUnsupportedHere(t *testing.T) {
 		{[]string{"-e", pathScript}, "stdin:1:1-15: ERROR: kfunc:vfs_open: this kernel refuses fentry/fexit programs"},
 		{[]string{"-e", percpuScript}, `stdin:1:24-49: ERROR: percpu_kaddr: the kernel cannot resolve "runqueues": it is not in /proc/kallsyms (a kernel without CONFIG_KALLSYMS_ALL lists no data symbols there, and the verifier resolves the variable through them)`},
 		{[]string{"-e", percpuMissing}, `stdin:1:24-51: ERROR: Could not resolve variable "no_such_var" from BTF: no variable "no_such_var" in the kernel's BTF (/sys/kernel/btf/vmlinux)`},
-		{[]string{"-e", pathWrongProbe}, `stdin:1:40-53: ERROR: path can not be used with "tracepoint" probes`},
+		// bpftrace 0.17's words (the test binary's default), and 0.26's.
+		{[]string{"-e", pathWrongProbe}, `stdin:1:40-53: ERROR: The path function can only be used with 'kfunc', 'kretfunc', 'iter' probes`},
+		{[]string{"--compat", "0.26", "-e", pathWrongProbe}, `stdin:1:40-53: ERROR: path can not be used with "tracepoint" probes`},
 	} {
 		msg := gtErr(t, c.args...)
 		if !strings.Contains(msg, c.want) {

@@ -60,8 +60,52 @@ type gProgram struct {
 type gItem struct {
 	Tokens  []lexer.Token
 	Preproc string  `parser:"  @Preproc"`
-	CDecl   string  `parser:"| @CDecl"`
-	Probe   *gProbe `parser:"| @@"`
+	CDecl   string    `parser:"| @CDecl"`
+	Macro   *gMacro   `parser:"| @@"`
+	Config  *gConfig  `parser:"| @@"`
+	MapDecl *gMapDecl `parser:"| @@"`
+	Import  *gImport  `parser:"| @@"`
+	Probe   *gProbe   `parser:"| @@"`
+}
+
+// gMacro is `macro name(params) { body }` (bpftrace 0.24). A parameter is
+// a variable, a map or a name (an expression substituted as written).
+type gMacro struct {
+	Tokens []lexer.Token
+	Name   string         `parser:"'macro' @( Ident | Builtin ) '('"`
+	Params []*gMacroParam `parser:"( @@ ( ',' @@ )* )? ')'"`
+	Body   *gBlock        `parser:"@@"`
+}
+
+type gMacroParam struct {
+	Tokens []lexer.Token
+	Name   string `parser:"@( Var | Map | Ident )"`
+}
+
+// gConfig is `config = { key = value; ... }` (bpftrace 0.20).
+type gConfig struct {
+	Tokens []lexer.Token
+	Items  []*gConfigItem `parser:"'config' '=' '{' ( @@ ( ';' @@? )* )? '}'"`
+}
+
+type gConfigItem struct {
+	Tokens []lexer.Token
+	Key    string `parser:"@( Ident | Builtin | TypeKw | Keyword ) '='"`
+	Value  string `parser:"@( Int | String | Ident | Builtin | TypeKw | 'true' | 'false' )"`
+}
+
+// gMapDecl is `let @name = kind(size);` (bpftrace 0.24-0.25).
+type gMapDecl struct {
+	Tokens []lexer.Token
+	Map    *gMap  `parser:"'let' @@ '='"`
+	Kind   string `parser:"@( Ident | Builtin ) '('"`
+	Size   string `parser:"@Int ')' ';'"`
+}
+
+// gImport is `import "file";` (bpftrace 0.25).
+type gImport struct {
+	Tokens []lexer.Token
+	Path   string `parser:"'import' @String ';'"`
 }
 
 // gProbe is a clause. bpftrace's attach point list allows empty entries:
@@ -132,11 +176,20 @@ type gWhile struct {
 	Body   *gBlock `parser:"@@"`
 }
 
+// gFor is a loop over a map's entries or (bpftrace 0.24) over a range
+// `a..b`, with or without the parentheses.
 type gFor struct {
 	Tokens []lexer.Token
-	Var    *gName  `parser:"'for' '(' @@ ':'"`
-	Map    *gMap   `parser:"@@ ')'"`
-	Body   *gBlock `parser:"@@"`
+	Paren  *gForHead `parser:"'for' ( '(' @@ ')'"`
+	Bare   *gForHead `parser:"  | @@ )"`
+	Body   *gBlock   `parser:"@@"`
+}
+
+type gForHead struct {
+	Tokens []lexer.Token
+	Var    *gName `parser:"@@ ':'"`
+	From   *gExpr `parser:"@@"`
+	To     *gExpr `parser:"( '..' @@ )?"`
 }
 
 type gSimple struct {
@@ -257,6 +310,7 @@ type gPrimary struct {
 	Literal  *lexer.Token   `parser:"| @( Int | String | Char | Param | 'true' | 'false' )"`
 	Sizeof   *gSizeof       `parser:"| @@"`
 	Offsetof *gOffsetof     `parser:"| @@"`
+	Block    *gBlock        `parser:"| @@"`
 }
 
 // gKeys is a map's keys `@m[k1, k2]`.

@@ -108,15 +108,19 @@ func (e *grammarError) Error() string { return "unexpected " + e.tok.Value }
 
 // gStmtEnd ends a simple statement: a ';', or nothing before the block's
 // '}' (which it leaves to the block).
-type gStmtEnd struct{}
+// Open records a statement with no ';' before the '}' (a block
+// expression's value).
+type gStmtEnd struct{ Open bool }
 
-func (*gStmtEnd) Parse(lex *lexer.PeekingLexer) error {
+func (e *gStmtEnd) Parse(lex *lexer.PeekingLexer) error {
 	t := lex.Peek()
+	e.Open = false
 	switch {
 	case isPunctTok(t, ";"):
 		lex.Next()
 		return nil
 	case isPunctTok(t, "}"):
+		e.Open = true
 		return nil
 	}
 	return &grammarError{tok: *t, term: true}

@@ -118,6 +118,7 @@ const (
 	modeTop lexMode = iota
 	modePred
 	modeBody
+	modeHead // a top-level declaration (macro, config, let @m, import) before its '{' or ';'
 )
 
 type scanner struct {
@@ -318,6 +319,8 @@ func (sc *scanner) run() {
 			sc.lexNormal()
 		case modeBody:
 			sc.lexNormal()
+		case modeHead:
+			sc.lexHead()
 		}
 	}
 }
@@ -382,14 +385,68 @@ func (sc *scanner) lexTop() {
 		for e < len(sc.src) && isIdentChar(sc.src[e]) {
 			e++
 		}
-		switch sc.src[sc.pos:e] {
+		switch w := sc.src[sc.pos:e]; w {
 		case "struct", "union", "enum", "typedef":
 			sc.lexCDecl()
 			return
+		case "macro", "config", "let", "import":
+			if sc.startsDecl(w, e) {
+				sc.pos = e
+				sc.emit(tIdent, start)
+				sc.mode = modeHead
+				return
+			}
 		}
 	}
 	if isIdentStart(c) || c >= '0' && c <= '9' || strings.IndexByte("*?.$:\"-+[]", c) >= 0 {
 		sc.lexAttach()
+		return
+	}
+	sc.lexNormal()
+}
+
+// startsDecl reports whether the word w ending at e starts one of
+// bpftrace 0.20-0.26's top-level declarations rather than an attach point:
+// `macro name(`, `config =`, `let @map`, `import "file"`.
+func (sc *scanner) startsDecl(w string, e int) bool {
+	p := e
+	for p < len(sc.src) && isSpace(sc.src[p]) {
+		p++
+	}
+	if p == e && w != "config" || p >= len(sc.src) {
+		return false
+	}
+	c := sc.src[p]
+	switch w {
+	case "macro":
+		return isIdentStart(c)
+	case "config":
+		return c == '=' && (p+1 >= len(sc.src) || sc.src[p+1] != '=')
+	case "let":
+		return c == '@'
+	case "import":
+		return c == '"'
+	}
+	return false
+}
+
+// lexHead scans a token of a top-level declaration: as in a body, until a
+// '{' (a macro's body, config's block) or a ';' (a map declaration, an
+// import), after which the top level resumes.
+func (sc *scanner) lexHead() {
+	switch sc.src[sc.pos] {
+	case '{':
+		start := sc.pos
+		sc.pos++
+		sc.emit(tPunct, start)
+		sc.mode = modeBody
+		sc.depth = 1
+		return
+	case ';':
+		start := sc.pos
+		sc.pos++
+		sc.emit(tPunct, start)
+		sc.mode = modeTop
 		return
 	}
 	sc.lexNormal()
@@ -549,7 +606,7 @@ func punctLen(s string) int {
 	}
 	if len(s) >= 2 {
 		switch s[:2] {
-		case "==", "!=", "<=", ">=", "&&", "||", "++", "--", "->", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<", ">>":
+		case "==", "!=", "<=", ">=", "&&", "||", "++", "--", "->", "..", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<", ">>":
 			return 2
 		}
 	}

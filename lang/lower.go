@@ -19,6 +19,9 @@ type lowerer struct {
 	src   *Source
 	li    *lineIndex
 	diags *Diagnostics
+
+	macros    map[string]*macroDef // the script's macros (macro.go)
+	expansion int                  // expansions so far, for hygienic names
 }
 
 func (l *lowerer) span(toks []lexer.Token) Span {
@@ -60,8 +63,38 @@ func (l *lowerer) program(g *gProgram) *Program {
 			p.Decls = append(p.Decls, cdecl(it.CDecl, sp))
 		case it.Probe != nil:
 			p.Probes = append(p.Probes, l.probe(it.Probe))
+		case it.Macro != nil:
+			l.macro(it.Macro)
+		case it.Config != nil:
+			for _, c := range it.Config.Items {
+				ci := &ConfigItem{Loc: Loc(l.span(c.Tokens)), Key: c.Key, Value: c.Value}
+				if strings.HasPrefix(c.Value, `"`) {
+					v, err := unquote(c.Value)
+					if err != nil {
+						l.diags.Errorf(l.span(c.Tokens), "%v", err)
+					}
+					ci.Value, ci.IsStr = v, true
+				}
+				p.Config = append(p.Config, ci)
+			}
+		case it.MapDecl != nil:
+			d := &MapDecl{Loc: Loc(sp), Map: it.MapDecl.Map.Name, Kind: it.MapDecl.Kind}
+			n, err := ParseInt(it.MapDecl.Size)
+			if err != nil {
+				l.diags.Errorf(sp, "%v", err)
+			}
+			d.Size = n
+			p.MapDecls = append(p.MapDecls, d)
+		case it.Import != nil:
+			path, err := unquote(it.Import.Path)
+			if err != nil {
+				l.diags.Errorf(sp, "%v", err)
+			}
+			p.Imports = append(p.Imports, &Import{Loc: Loc(sp), Path: path})
 		}
 	}
+	l.expandMacros(p)
+	hoistProgram(p, l.diags)
 	return p
 }
 
@@ -177,6 +210,23 @@ func (l *lowerer) probe(g *gProbe) *Probe {
 	return p
 }
 
+// blockExpr lowers a block expression: its last statement is its value
+// when that is an expression with no ';' after it.
+func (l *lowerer) blockExpr(g *gBlock) *BlockExpr {
+	b := l.block(g)
+	e := &BlockExpr{Loc: b.Loc, Stmts: b.Stmts}
+	if n := len(g.Items); n > 0 && len(b.Stmts) > 0 {
+		it := g.Items[n-1]
+		if it.Simple != nil && it.End != nil && it.End.Open {
+			if es, ok := b.Stmts[len(b.Stmts)-1].(*ExprStmt); ok {
+				e.Value = es.X
+				e.Stmts = b.Stmts[:len(b.Stmts)-1]
+			}
+		}
+	}
+	return e
+}
+
 func (l *lowerer) block(g *gBlock) *Block {
 	b := &Block{Loc: Loc(l.span(g.Tokens))}
 	for _, it := range g.Items {
@@ -206,8 +256,21 @@ func (l *lowerer) compound(g *gCompound) Stmt {
 	case g.While != nil:
 		return &WhileStmt{Loc: Loc(sp), Cond: l.expr(g.While.Cond), Body: l.block(g.While.Body)}
 	case g.For != nil:
-		return &ForStmt{Loc: Loc(sp), Var: &VarExpr{Loc: Loc(l.span(g.For.Var.Tokens)), Name: g.For.Var.Name},
-			Map: l.mapExpr(g.For.Map), Body: l.block(g.For.Body)}
+		h := g.For.Paren
+		if h == nil {
+			h = g.For.Bare
+		}
+		f := &ForStmt{Loc: Loc(sp), Var: &VarExpr{Loc: Loc(l.span(h.Var.Tokens)), Name: h.Var.Name}, Body: l.block(g.For.Body)}
+		from := l.expr(h.From)
+		if h.To != nil {
+			f.From, f.To = from, l.expr(h.To)
+		} else if m, ok := from.(*MapExpr); ok && m.Keys == nil {
+			f.Map = m
+		} else {
+			l.diags.Errorf(from.Span(), "syntax error, unexpected %s, expecting map", exprTokenName(from))
+			f.Map = &MapExpr{Loc: Loc(from.Span()), Name: "@"}
+		}
+		return f
 	case g.Block != nil:
 		return &BlockStmt{Loc: Loc(sp), Body: l.block(g.Block)}
 	}
@@ -254,6 +317,10 @@ func (l *lowerer) simple(g *gSimple) Stmt {
 		x := l.expr(g.Expr)
 		if g.AsgOp == "" {
 			return &ExprStmt{Loc: Loc(sp), X: x}
+		}
+		if id, ok := x.(*IdentExpr); ok && id.Name == "_" && g.AsgOp == "=" {
+			// `_ = expr` (bpftrace 0.24) evaluates expr and discards it.
+			return &ExprStmt{Loc: Loc(sp), X: l.expr(g.Rhs)}
 		}
 		switch x.(type) {
 		case *VarExpr, *MapExpr, *FieldExpr, *IndexExpr, *UnaryExpr, *TupleIndexExpr:
@@ -454,6 +521,8 @@ func (l *lowerer) primary(g *gPrimary) Expr {
 		return o
 	case g.Call != nil:
 		return l.call(g.Call)
+	case g.Block != nil:
+		return l.blockExpr(g.Block)
 	case g.Map != nil:
 		m := l.mapExpr(g.Map)
 		if g.Keys != nil {

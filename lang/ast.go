@@ -26,8 +26,8 @@ type Program struct {
 	Loc
 	Src      *Source
 	Includes []*Include
-	Decls    []*CDecl // top-level C declarations, in source order
-	Probes   []*Probe // the probe clauses, in source order
+	Decls    []*CDecl      // top-level C declarations, in source order
+	Probes   []*Probe      // the probe clauses, in source order
 	Config   []*ConfigItem // `config = { ... }` (bpftrace 0.20), in source order
 	MapDecls []*MapDecl    // `let @m = hash(n);` (bpftrace 0.24)
 	Imports  []*Import     // `import "file";` (bpftrace 0.25)

@@ -59,7 +59,7 @@ type gProgram struct {
 
 type gItem struct {
 	Tokens  []lexer.Token
-	Preproc string  `parser:"  @Preproc"`
+	Preproc string    `parser:"  @Preproc"`
 	CDecl   string    `parser:"| @CDecl"`
 	Macro   *gMacro   `parser:"| @@"`
 	Config  *gConfig  `parser:"| @@"`

@@ -155,3 +155,103 @@ func (h *hoister) children(s reflect.Value) {
 		}
 	}
 }
+
+// A range loop `for $i : a..b { body }` (bpftrace 0.24) runs body with $i
+// = a, a+1, ... b-1, with a and b evaluated once, before the first
+// iteration. It is lowered to
+//
+//	{ let $i = a; let $end = b; while ($i < $end) { body; $i++ } }
+//
+// with every `continue` of the loop's own body incrementing $i first.
+func lowerRanges(p *Program) {
+	n := 0
+	var walk func(list []Stmt)
+	var visit func(s Stmt) Stmt
+	visit = func(s Stmt) Stmt {
+		switch s := s.(type) {
+		case *ForStmt:
+			walk(s.Body.Stmts)
+			if s.Map != nil || s.From == nil {
+				return s
+			}
+			n++
+			return rangeLoop(s, n)
+		case *BlockStmt:
+			walk(s.Body.Stmts)
+		case *IfStmt:
+			walk(s.Then.Stmts)
+			if s.Else != nil {
+				s.Else = visit(s.Else)
+			}
+		case *Block:
+			walk(s.Stmts)
+		case *WhileStmt:
+			walk(s.Body.Stmts)
+		case *UnrollStmt:
+			walk(s.Body.Stmts)
+		}
+		return s
+	}
+	walk = func(list []Stmt) {
+		for i, s := range list {
+			list[i] = visit(s)
+		}
+	}
+	for _, pr := range p.Probes {
+		walk(pr.Body.Stmts)
+	}
+}
+
+func rangeLoop(s *ForStmt, n int) Stmt {
+	v := func() *VarExpr { return &VarExpr{Loc: s.Var.Loc, Name: s.Var.Name} }
+	end := func() *VarExpr { return &VarExpr{Loc: s.To.Span().loc(), Name: "$__range_end_" + itoa(n)} }
+	inc := func() Stmt {
+		return &ExprStmt{Loc: s.Var.Loc, X: &UnaryExpr{Loc: s.Var.Loc, Op: "++", X: v(), Postfix: true}}
+	}
+	var fix func(list []Stmt)
+	fix = func(list []Stmt) {
+		for i, st := range list {
+			switch st := st.(type) {
+			case *JumpStmt:
+				if st.Kind == Continue {
+					list[i] = &BlockStmt{Loc: st.Loc, Body: &Block{Loc: st.Loc, Stmts: []Stmt{inc(), st}}}
+				}
+			case *BlockStmt:
+				fix(st.Body.Stmts)
+			case *UnrollStmt:
+				fix(st.Body.Stmts)
+			case *IfStmt:
+				for x := Stmt(st); x != nil; {
+					is, ok := x.(*IfStmt)
+					if !ok {
+						fix(x.(*Block).Stmts)
+						break
+					}
+					fix(is.Then.Stmts)
+					x = is.Else
+				}
+			}
+		}
+	}
+	fix(s.Body.Stmts)
+	body := &Block{Loc: s.Body.Loc, Stmts: append(s.Body.Stmts, inc())}
+	loop := &WhileStmt{Loc: s.Loc, Cond: &BinaryExpr{Loc: s.Loc, Op: "<", X: v(), Y: end()}, Body: body}
+	return &BlockStmt{Loc: s.Loc, Body: &Block{Loc: s.Loc, Stmts: []Stmt{
+		&VarDeclStmt{Loc: s.Var.Loc, Var: v(), Init: s.From},
+		&VarDeclStmt{Loc: s.To.Span().loc(), Var: end(), Init: s.To},
+		loop,
+	}}}
+}
+
+func (s Span) loc() Loc { return Loc(s) }
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}

@@ -95,6 +95,7 @@ func (l *lowerer) program(g *gProgram) *Program {
 	}
 	l.expandMacros(p)
 	hoistProgram(p, l.diags)
+	lowerRanges(p)
 	return p
 }
 

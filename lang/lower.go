@@ -84,6 +84,19 @@ func (l *lowerer) program(g *gProgram) *Program {
 				l.diags.Errorf(sp, "%v", err)
 			}
 			d.Size = n
+			switch d.Kind {
+			case "hash", "lruhash", "percpuhash", "percpulruhash":
+			default:
+				l.diags.Errorf(sp, "Invalid bpf map type: %s (hash, lruhash, percpuhash or percpulruhash)", d.Kind)
+			}
+			if err == nil && (n == 0 || n > 1<<31) {
+				l.diags.Errorf(sp, "Invalid map size: %d", n)
+			}
+			for _, o := range p.MapDecls {
+				if o.Map == d.Map {
+					l.diags.Errorf(sp, "Map %s is already declared", d.Map)
+				}
+			}
 			p.MapDecls = append(p.MapDecls, d)
 		case it.Import != nil:
 			path, err := unquote(it.Import.Path)

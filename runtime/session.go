@@ -583,11 +583,10 @@ func (s *session) finish() error {
 	if err := s.reportLost(); err != nil {
 		return err
 	}
-	if s.opts.NoExitMaps {
-		maps = nil
-	}
-	if err := s.opts.Printer.Maps(maps); err != nil {
-		return err
+	if !s.opts.NoExitMaps {
+		if err := s.opts.Printer.Maps(maps); err != nil {
+			return err
+		}
 	}
 	if err := s.opts.Printer.Flush(); err != nil {
 		return err

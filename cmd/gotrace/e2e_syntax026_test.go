@@ -1,0 +1,82 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gotrace/gotrace/internal/testkit"
+)
+
+// TestSyntax026Output runs scripts in bpftrace 0.20-0.26 syntax (macros,
+// block expressions, range loops, config, map declarations) and checks
+// what they print; the expectations are those of bpftrace v0.26.1's
+// runtime tests for the same scripts.
+func TestSyntax026Output(t *testing.T) {
+	testkit.Require(t, testkit.Root, testkit.BPF)
+	cases := []struct {
+		name, script string
+		stdout       string // stdout, exactly (with the two newlines at exit)
+		stderr       string // a line stderr must hold, if set
+	}{
+		{"macro mutates variable", `macro inc($x) { $x += 1; } begin { $a = 1; inc($a); print($a); }`, "2\n\n\n", ""},
+		{"macro mutates map", `macro set(@x) { @x[1] = 2; } begin { @a[1] = 1; set(@a); }`, "\n\n@a[1]: 2\n", ""},
+		{"macros call macros", `macro add1(x) { x + 1 } macro add2(y) { y + add1(y) } macro add3(z) { z + add2(z) } begin { print(add3(1)); }`, "4\n\n\n", ""},
+		{"macro as ident", `macro one() { $x = 1; $x } begin { $a = one; print($a); }`, "1\n\n\n", ""},
+		{"macro hygiene", `macro f() { $a = 5; $a } begin { $a = 1; $b = f(); print(($a, $b)); }`, "(1, 5)\n\n\n", ""},
+		{"macro argument evaluated per use", `macro thrice(x) { x; x; x; } begin { thrice({ printf("hi") }); printf("\n"); }`, "hihihi\n\n\n", ""},
+		{"macro map argument per call", `macro first_key(@x) { let $x; for ($k : @x) { $x = $k.0; break; } $x } begin { @a[1] = 0; @b[2] = 0; print((first_key(@a), first_key(@b))); }`, "(1, 2)\n\n\n@a[1]: 0\n@b[2]: 0\n", ""},
+		{"macro overrides builtin", `macro cpu() { "hi" } begin { printf("%s\n", cpu()); }`, "hi\n\n\n", ""},
+		{"macro exits early", `macro early() { exit(); } begin { early(); print(1); }`, "\n\n", ""},
+		{"block expression", `begin { let $a = { let $b = 1; $b }; print($a); }`, "1\n\n\n", ""},
+		{"discard", `begin { _ = { print(1); 1 } }`, "1\n\n\n", ""},
+		{"range with continue", `begin { for ($i : 1..4) { if ($i == 2) { continue; } print($i); } }`, "1\n3\n\n\n", ""},
+		{"range without parentheses", `begin { $s = 2; for $i : $s..$s + 3 { print($i); } }`, "2\n3\n4\n\n\n", ""},
+		{"empty range", `begin { for ($i : 5..5) { print("here"); } print("done"); }`, "done\n\n\n", ""},
+		{"config print_maps_on_exit", `config = { print_maps_on_exit = 0 } begin { @x = 1; }`, "", ""},
+		{"declared hash is full", `let @a = hash(1); begin { @a[1] = 1; @a[2] = 2; }`, "\n\n@a[1]: 1\n", "WARNING: Map full; can't update element"},
+		{"declared lruhash evicts", `let @a = lruhash(1); begin { @a[1] = 1; @a[2] = 2; }`, "\n\n@a[2]: 2\n", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := gt(t, 20*time.Second, "--compat", "0.26", "-e", c.script)
+			if r.ExitCode != 0 {
+				t.Fatalf("exit %d\nstderr:\n%s", r.ExitCode, r.Stderr)
+			}
+			expectOutput(t, c.name, r.Stdout, c.stdout)
+			if c.stderr != "" && !strings.Contains(r.Stderr, c.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", c.stderr, r.Stderr)
+			}
+		})
+	}
+}
+
+// TestConfigPrecedence: a BPFTRACE_ variable overrides the script's config
+// block, which overrides the default.
+func TestConfigPrecedence(t *testing.T) {
+	testkit.Require(t, testkit.Root, testkit.BPF)
+	script := `config = { print_maps_on_exit = 0 } begin { @x = 1; }`
+	r := gt(t, 20*time.Second, "--compat", "0.26", "-e", script)
+	expectOutput(t, "config", r.Stdout, "")
+	t.Setenv("BPFTRACE_PRINT_MAPS_ON_EXIT", "1")
+	r = gt(t, 20*time.Second, "--compat", "0.26", "-e", script)
+	expectOutput(t, "env over config", r.Stdout, "\n\n@x: 1\n")
+}
+
+// TestConfigErrors: an unknown key or a bad value is an error at its item.
+func TestConfigErrors(t *testing.T) {
+	for _, c := range []struct{ script, want string }{
+		{`config = { bogus = 4 } begin { }`, "stdin:1:12-21: ERROR: Unrecognized config variable: bogus"},
+		{`config = { print_maps_on_exit = 5 } begin { }`, "stdin:1:12-34: ERROR: Invalid value for print_maps_on_exit: needs to be either true/false or 1/0"},
+		{`config = { stack_mode = fast } begin { }`, "ERROR: Invalid value for stack_mode: valid values are bpftrace, perf, raw, build_id"},
+		{`let @a = foo(1); begin { }`, "stdin:1:1-17: ERROR: Invalid bpf map type: foo"},
+		{`macro f($x) { $x } begin { f(1); }`, "ERROR: Mismatched arg. Macro f expects a variable for $x"},
+		{`macro f(x) { x } begin { f(1, 2); }`, "ERROR: Call to f() has the wrong number of arguments: expected 1, got 2"},
+		{`macro f() { f() } begin { f(); }`, "ERROR: Macro recursion limit reached: f"},
+	} {
+		r := gt(t, 20*time.Second, "-d", "-e", c.script)
+		if r.ExitCode == 0 || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr lacks %q:\n%s", c.script, r.ExitCode, c.want, r.Stderr)
+		}
+	}
+}

@@ -152,7 +152,7 @@ type gCompound struct {
 
 type gIf struct {
 	Tokens []lexer.Token
-	Cond   *gExpr   `parser:"'if' '(' @@ ')'"`
+	Cond   *gExpr   `parser:"'if' @@"` // with or without parentheses (0.24)
 	Then   *gBlock  `parser:"@@"`
 	Elifs  []*gElif `parser:"@@*"`
 	Else   *gBlock  `parser:"( 'else' @@ )?"`
@@ -160,7 +160,7 @@ type gIf struct {
 
 type gElif struct {
 	Tokens []lexer.Token
-	Cond   *gExpr  `parser:"(?= 'else' 'if') 'else' 'if' '(' @@ ')'"`
+	Cond   *gExpr  `parser:"(?= 'else' 'if') 'else' 'if' @@"`
 	Then   *gBlock `parser:"@@"`
 }
 
@@ -172,7 +172,7 @@ type gUnroll struct {
 
 type gWhile struct {
 	Tokens []lexer.Token
-	Cond   *gExpr  `parser:"'while' '(' @@ ')'"`
+	Cond   *gExpr  `parser:"'while' @@"`
 	Body   *gBlock `parser:"@@"`
 }
 

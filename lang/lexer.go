@@ -48,6 +48,9 @@ var typeKeywords = map[string]bool{
 	"uint8": true, "uint16": true, "uint32": true, "uint64": true,
 	"char": true, "short": true, "int": true, "long": true,
 	"unsigned": true, "signed": true,
+	// C's fixed-width names (bpftrace 0.24 takes them in casts and sizeof).
+	"int8_t": true, "int16_t": true, "int32_t": true, "int64_t": true,
+	"uint8_t": true, "uint16_t": true, "uint32_t": true, "uint64_t": true,
 }
 
 // wordKinds is the kind of every reserved word (one lookup per word).

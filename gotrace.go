@@ -9,7 +9,6 @@ package gotrace
 import (
 	"errors"
 	"fmt"
-	"github.com/gotrace/gotrace/config"
 	"os"
 	"path"
 	"regexp"
@@ -18,6 +17,7 @@ import (
 	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler"
 	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/config"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
 	"github.com/gotrace/gotrace/lang/types"
@@ -139,6 +139,10 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 	if settings.Source("max_strlen") != config.Default || opts.StrLen == 0 {
 		opts.StrLen = settings.Int("max_strlen")
 	}
+	stackMode := opts.StackMode
+	if settings.Source("stack_mode") != config.Default {
+		stackMode = stdlib.StackModes[settings.Get("stack_mode")]
+	}
 	// The environment's value came in through settings (opts.Env) or
 	// opts: a setting that is not the default wins over opts.
 	mapKeys := opts.MapKeysMax
@@ -186,7 +190,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		NoCpid:      !opts.ChildCommand,
 		Compat:      opts.Compat,
 		NamedParams: named,
-		StackMode:   opts.StackMode,
+		StackMode:   stackMode,
 	})
 	if err != nil {
 		return out, err

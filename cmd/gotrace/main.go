@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	cfg "github.com/gotrace/gotrace/config"
 	"io"
 	"os"
 	goruntime "runtime"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/gotrace/gotrace"
+	cfg "github.com/gotrace/gotrace/config"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
 	"github.com/gotrace/gotrace/runtime"

@@ -452,6 +452,7 @@ type TypeExpr struct {
 	Ptr      int         // number of '*'
 	ArrayLen int         // -1 if not an array; 0 for `[]`
 	Resolved *types.Type // checker
+	Of       Expr        // typeof(expr) (bpftrace 0.25): the type of Of; Name is "typeof"
 }
 
 func (*IntLit) exprNode()         {}

@@ -261,7 +261,7 @@ type gUnary struct {
 // and the ')' follow (else `(x * y)` is an expression).
 type gCast struct {
 	Tokens []lexer.Token
-	Type   *gType     `parser:"(?= '(' ( 'struct' | 'union' | 'enum' | TypeKw | Ident '*'+ ( '[' Int? ']' )? ')' ) ) '(' @@"`
+	Type   *gType     `parser:"(?= '(' ( 'struct' | 'union' | 'enum' | TypeKw | 'typeof' '(' | Ident '*'+ ( '[' Int? ']' )? ')' ) ) '(' @@"`
 	Close  gCastClose `parser:"@@"`
 }
 
@@ -354,6 +354,7 @@ type gType struct {
 	Tokens []lexer.Token
 	Tagged *gTagged `parser:"(  @@"`
 	Kw     []string `parser:" | @TypeKw+"`
+	Typeof *gExpr   `parser:" | (?= 'typeof' '(') 'typeof' '(' @@ ')'"` // bpftrace 0.25
 	Named  string   `parser:" | (?= Ident '*') @Ident )"`
 	Stars  []string `parser:"@'*'*"`
 	Array  *gArray  `parser:"@@?"`

@@ -716,6 +716,8 @@ func (l *lowerer) typeExpr(g *gType) *TypeExpr {
 	switch {
 	case g.Tagged != nil:
 		t.Name = g.Tagged.Kind + " " + g.Tagged.Name
+	case g.Typeof != nil:
+		t.Name, t.Of = "typeof", l.expr(g.Typeof)
 	case len(g.Kw) == 1 && strings.HasSuffix(g.Kw[0], "_t"):
 		t.Name = strings.TrimSuffix(g.Kw[0], "_t") // uint64_t is uint64
 	case len(g.Kw) > 0:

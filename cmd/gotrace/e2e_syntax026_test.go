@@ -35,6 +35,7 @@ func TestSyntax026Output(t *testing.T) {
 		{"empty range", `begin { for ($i : 5..5) { print("here"); } print("done"); }`, "done\n\n\n", ""},
 		{"conditions without parentheses", `begin { $x = 3; if $x > 2 { print("big"); } else if $x == 1 { print("one") } $i = 0; while $i < 3 { $i++; } print($i); }`, "big\n3\n\n\n", ""},
 		{"C fixed-width type names", `begin { print(sizeof(uint64_t)); print((uint8_t)257); print((int16_t)-1); }`, "8\n1\n-1\n\n\n", ""},
+		{"typeof", `macro add(x) { let $y: typeof(x); if (true) { $y = 1 } x + $y } begin { print(add(1)); $s = "abc"; let $t: typeof($s) = "xy"; print($t); $n = (uint8)3; $m = (typeof($n))300; print($m); }`, "2\nxy\n44\n\n\n", ""},
 		{"config print_maps_on_exit", `config = { print_maps_on_exit = 0 } begin { @x = 1; }`, "", ""},
 		{"declared hash is full", `let @a = hash(1); begin { @a[1] = 1; @a[2] = 2; }`, "\n\n@a[1]: 1\n", "WARNING: Map full; can't update element"},
 		{"declared lruhash evicts", `let @a = lruhash(1); begin { @a[1] = 1; @a[2] = 2; }`, "\n\n@a[2]: 2\n", ""},

@@ -875,6 +875,13 @@ func (c *checker) resolveTypeAt(te *lang.TypeExpr, at lang.Node) *types.Type {
 	name := strings.Join(strings.Fields(te.Name), " ")
 	var t *types.Type
 	switch {
+	case te.Of != nil:
+		// typeof(expr): the expression's type (it is not evaluated).
+		t = c.expr(te.Of, ctxValue)
+		if t.IsInvalid() {
+			te.Resolved = types.InvalidType
+			return t
+		}
 	case name == "void":
 		t = &types.Type{Kind: types.None}
 	case name == "string":

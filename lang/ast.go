@@ -423,6 +423,7 @@ type TupleExpr struct {
 	Loc
 	Typed
 	Elems []Expr
+	Names []string // a record's field names `(a = 1, b = 2)` (bpftrace 0.24); nil for a tuple
 }
 
 // SizeofExpr is `sizeof(type)` or `sizeof(expr)`.

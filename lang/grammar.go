@@ -304,6 +304,7 @@ type gPrimary struct {
 	Map      *gMap          `parser:"| @@"`
 	Keys     *gKeys         `parser:"  @@?"`
 	MapPost  incDecOperator `parser:"  @@?"`
+	Record   *gRecord       `parser:"| @@"`
 	Paren    *gParen        `parser:"| @@"`
 	Name     string         `parser:"| @( Var | Builtin | Ident )"`
 	Post     incDecOperator `parser:"  @@?"`
@@ -317,6 +318,18 @@ type gPrimary struct {
 type gKeys struct {
 	Tokens []lexer.Token
 	Keys   []*gExpr `parser:"'[' @@ ( ',' @@ )* ']'"`
+}
+
+// gRecord is a record literal `(a = 1, b = "x")` (bpftrace 0.24).
+type gRecord struct {
+	Tokens []lexer.Token
+	Fields []*gRecordField `parser:"(?= '(' ( Ident | Builtin ) '=' ) '(' @@ ( ',' @@ )* ')'"`
+}
+
+type gRecordField struct {
+	Tokens []lexer.Token
+	Name   string `parser:"@( Ident | Builtin ) '='"`
+	X      *gExpr `parser:"@@"`
 }
 
 type gParen struct {

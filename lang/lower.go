@@ -517,6 +517,18 @@ func (l *lowerer) primary(g *gPrimary) Expr {
 			t.Elems = append(t.Elems, l.expr(e))
 		}
 		return t
+	case g.Record != nil:
+		t := &TupleExpr{Loc: Loc(sp)}
+		seen := map[string]bool{}
+		for _, f := range g.Record.Fields {
+			if seen[f.Name] {
+				l.diags.Errorf(l.span(f.Tokens), "Duplicate field name in record: %s", f.Name)
+			}
+			seen[f.Name] = true
+			t.Names = append(t.Names, f.Name)
+			t.Elems = append(t.Elems, l.expr(f.X))
+		}
+		return t
 	case g.Sizeof != nil:
 		s := &SizeofExpr{Loc: Loc(sp)}
 		if g.Sizeof.Type != nil {

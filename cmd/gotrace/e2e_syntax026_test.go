@@ -36,6 +36,7 @@ func TestSyntax026Output(t *testing.T) {
 		{"conditions without parentheses", `begin { $x = 3; if $x > 2 { print("big"); } else if $x == 1 { print("one") } $i = 0; while $i < 3 { $i++; } print($i); }`, "big\n3\n\n\n", ""},
 		{"C fixed-width type names", `begin { print(sizeof(uint64_t)); print((uint8_t)257); print((int16_t)-1); }`, "8\n1\n-1\n\n\n", ""},
 		{"typeof", `macro add(x) { let $y: typeof(x); if (true) { $y = 1 } x + $y } begin { print(add(1)); $s = "abc"; let $t: typeof($s) = "xy"; print($t); $n = (uint8)3; $m = (typeof($n))300; print($m); }`, "2\nxy\n44\n\n\n", ""},
+		{"records", `begin { $v = 99; $t = (a=0, b=1, c="str", d=(5, 6), e=$v); printf("%d %d %s %d %d %d\n", $t.a, $t.b, $t.c, $t.d.0, $t.d.1, $t.e); print($t); @r = (x = 1, y = "s"); }`, "0 1 str 5 6 99\n{ .a = 0, .b = 1, .c = str, .d = (5, 6), .e = 99 }\n\n\n@r: { .x = 1, .y = s }\n", ""},
 		{"config print_maps_on_exit", `config = { print_maps_on_exit = 0 } begin { @x = 1; }`, "", ""},
 		{"declared hash is full", `let @a = hash(1); begin { @a[1] = 1; @a[2] = 2; }`, "\n\n@a[1]: 1\n", "WARNING: Map full; can't update element"},
 		{"declared lruhash evicts", `let @a = lruhash(1); begin { @a[1] = 1; @a[2] = 2; }`, "\n\n@a[2]: 2\n", ""},
@@ -76,6 +77,19 @@ func TestConfigErrors(t *testing.T) {
 		{`macro f($x) { $x } begin { f(1); }`, "ERROR: Mismatched arg. Macro f expects a variable for $x"},
 		{`macro f(x) { x } begin { f(1, 2); }`, "ERROR: Call to f() has the wrong number of arguments: expected 1, got 2"},
 		{`macro f() { f() } begin { f(); }`, "ERROR: Macro recursion limit reached: f"},
+	} {
+		r := gt(t, 20*time.Second, "-d", "-e", c.script)
+		if r.ExitCode == 0 || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr lacks %q:\n%s", c.script, r.ExitCode, c.want, r.Stderr)
+		}
+	}
+}
+
+// TestRecordErrors: a field a record lacks, a field named twice.
+func TestRecordErrors(t *testing.T) {
+	for _, c := range []struct{ script, want string }{
+		{`begin { $t = (a = 1); print($t.b); }`, "ERROR: Record does not contain a field named 'b'"},
+		{`begin { $t = (a = 1, a = 2); }`, "ERROR: Duplicate field name in record: a"},
 	} {
 		r := gt(t, 20*time.Second, "-d", "-e", c.script)
 		if r.ExitCode == 0 || !strings.Contains(r.Stderr, c.want) {

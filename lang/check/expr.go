@@ -122,7 +122,11 @@ func (c *checker) expr(e lang.Expr, ctx exprCtx) (t *types.Type) {
 		if bad {
 			return types.InvalidType
 		}
-		return types.TupleOf(elems...)
+		t := types.TupleOf(elems...)
+		for i, n := range e.Names {
+			t.Fields[i].Name = n // a record
+		}
+		return t
 	case *lang.SizeofExpr:
 		var t *types.Type
 		if e.Of != nil {
@@ -692,6 +696,16 @@ func (c *checker) field(e *lang.FieldExpr) *types.Type {
 		} else if x.Kind == types.Pointer && x.Elem != nil && x.Elem.Kind == types.Record {
 			c.errAt(c.dotSpan(e), "use '->' to access a member through a pointer",
 				"Can not access field '%s' on type '%s'. Try dereferencing it first, or using '->'", e.Field, typeName(x))
+			return types.InvalidType
+		} else if x.Kind == types.Tuple && len(x.Fields) > 0 && x.Fields[0].Name != "" {
+			// A record's field (bpftrace 0.24): an element of the tuple.
+			for _, f := range x.Fields {
+				if f.Name == e.Field {
+					e.Offset = f.Offset
+					return f.Type
+				}
+			}
+			c.errAt(c.dotSpan(e), "", "Record does not contain a field named '%s'", e.Field)
 			return types.InvalidType
 		} else if x.Kind != types.Record {
 			c.errAt(c.dotSpan(e), "", "Can not access field '%s' on expression of type '%s'", e.Field, typeName(x))

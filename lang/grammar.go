@@ -224,7 +224,8 @@ type gExpr struct {
 
 type gTern struct {
 	Tokens []lexer.Token
-	Then   *gExpr   `parser:"'?' @@ ':'"`
+	Elvis  gElvisOp `parser:"( @@"`                // `a ?: b` (bpftrace 0.25): Then is nil
+	Then   *gExpr   `parser:"| '?' @@ ':' )"`
 	Else   *gBinary `parser:"@@"`
 }
 

@@ -451,6 +451,7 @@ func grammarEBNF(p fmt.Stringer) string {
 		`gStmtEnd = ";" | (?= "}") .`,
 		`gCastClose = ")" .`,
 		`gNameNext = (?= <map> | <var> | <builtin> | <ident>) .`,
+		`gElvisOp = "?" ":" . (* written together: "?:" *)`,
 		`gSimpleOperand = (<int> | <string> | <char> | <param> | "true" | "false"` +
 			` | (<var> | <builtin> | <ident>) incDecOperator?` +
 			` | <map> ("[" gSimpleExpr ("," gSimpleExpr)* "]")? incDecOperator?` +
@@ -462,4 +463,25 @@ func grammarEBNF(p fmt.Stringer) string {
 		b.WriteString(r + "\n")
 	}
 	return b.String()
+}
+
+// gElvisOp is `?:` written as one operator (bpftrace 0.25's `a ?: b`); a
+// '?' and a ':' apart (`a ? : b`) stay a syntax error, as in bpftrace 0.17.
+type gElvisOp bool
+
+func (o *gElvisOp) Parse(lex *lexer.PeekingLexer) error {
+	t := lex.Peek()
+	if !isPunctTok(t, "?") {
+		return participle.NextMatch
+	}
+	cp := lex.MakeCheckpoint()
+	lex.Next()
+	n := lex.Peek()
+	if !isPunctTok(n, ":") || n.Pos.Offset != t.Pos.Offset+1 {
+		lex.LoadCheckpoint(cp)
+		return participle.NextMatch
+	}
+	lex.Next()
+	*o = true
+	return nil
 }

@@ -399,7 +399,13 @@ func (l *lowerer) expr(g *gExpr) Expr {
 	res := l.binary(last.Else)
 	for i := len(g.Alts) - 1; i >= 0; i-- {
 		c := conds[i]
-		then := l.expr(g.Alts[i].Then)
+		var then Expr
+		if g.Alts[i].Then != nil {
+			then = l.expr(g.Alts[i].Then)
+		} else {
+			// `a ?: b` is `a ? a : b` (a is evaluated again when true).
+			then = cloneNode(c).(Expr)
+		}
 		res = &TernaryExpr{Loc: Loc(Join(c.Span(), res.Span())), Cond: c, Then: then, Else: res}
 	}
 	return res

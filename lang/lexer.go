@@ -408,6 +408,70 @@ func (sc *scanner) lexTop() {
 	sc.lexNormal()
 }
 
+// skipAttributes returns the offset after the blanks, comments and
+// `__attribute__((...))`s at p; p itself if none follow (only blanks are
+// skipped then, as before bpftrace 0.26).
+func (sc *scanner) skipAttributes(p int) int {
+	skip := func(q int) int {
+		for q < len(sc.src) {
+			switch {
+			case isSpace(sc.src[q]):
+				q++
+			case strings.HasPrefix(sc.src[q:], "/*"):
+				e := strings.Index(sc.src[q+2:], "*/")
+				if e < 0 {
+					return q
+				}
+				q += 2 + e + 2
+			default:
+				return q
+			}
+		}
+		return q
+	}
+	end := p
+	for {
+		q := skip(end)
+		if !strings.HasPrefix(sc.src[q:], "__attribute__") {
+			break
+		}
+		q = skip(q + len("__attribute__"))
+		if q >= len(sc.src) || sc.src[q] != '(' {
+			break
+		}
+		depth := 0
+		for ; q < len(sc.src); q++ {
+			if sc.src[q] == '(' {
+				depth++
+			} else if sc.src[q] == ')' {
+				depth--
+				if depth == 0 {
+					q++
+					break
+				}
+			}
+		}
+		if depth != 0 {
+			break
+		}
+		end = q
+	}
+	for end < len(sc.src) && isSpace(sc.src[end]) {
+		end++
+	}
+	if end < len(sc.src) && sc.src[end] == ';' {
+		return end + 1
+	}
+	if end == p {
+		return p
+	}
+	// Blanks after the last attribute are not part of the declaration.
+	for end > p && isSpace(sc.src[end-1]) {
+		end--
+	}
+	return end
+}
+
 // startsDecl reports whether the word w ending at e starts one of
 // bpftrace 0.20-0.26's top-level declarations rather than an attach point:
 // `macro name(`, `config =`, `let @map`, `import "file"`.
@@ -530,14 +594,9 @@ func (sc *scanner) lexCDecl() {
 				sc.pos++
 				isTypedef := strings.HasPrefix(sc.src[start:], "typedef")
 				if !isTypedef {
-					// Take a following ';' (possibly after blanks).
-					p := sc.pos
-					for p < len(sc.src) && isSpace(sc.src[p]) {
-						p++
-					}
-					if p < len(sc.src) && sc.src[p] == ';' {
-						sc.pos = p + 1
-					}
+					// Take following __attribute__((...))s (bpftrace 0.26)
+					// and a ';' (possibly after blanks and comments).
+					sc.pos = sc.skipAttributes(sc.pos)
 					sc.emit(tCDecl, start)
 					return
 				}

@@ -38,6 +38,7 @@ func TestSyntax026Output(t *testing.T) {
 		{"typeof", `macro add(x) { let $y: typeof(x); if (true) { $y = 1 } x + $y } begin { print(add(1)); $s = "abc"; let $t: typeof($s) = "xy"; print($t); $n = (uint8)3; $m = (typeof($n))300; print($m); }`, "2\nxy\n44\n\n\n", ""},
 		{"records", `begin { $v = 99; $t = (a=0, b=1, c="str", d=(5, 6), e=$v); printf("%d %d %s %d %d %d\n", $t.a, $t.b, $t.c, $t.d.0, $t.d.1, $t.e); print($t); @r = (x = 1, y = "s"); }`, "0 1 str 5 6 99\n{ .a = 0, .b = 1, .c = str, .d = (5, 6), .e = 99 }\n\n\n@r: { .x = 1, .y = s }\n", ""},
 		{"elvis", `begin { $a = 0; $b = 5; print($a ?: 7); print($b ?: 7); print($a ? 1 : 2); }`, "7\n5\n2\n\n\n", ""},
+		{"struct attributes", `struct foo { int x; char y; int z; } struct bar { int x; char y; int z; } __attribute__((packed)) struct bar2 { int x; char y; int z; } /**/ __attribute__ /**/ ((packed)) __attribute__((aligned(1))) begin { print(sizeof(struct foo)); print(sizeof(struct bar)); print(sizeof(struct bar2)); }`, "12\n9\n9\n\n\n", ""},
 		{"config print_maps_on_exit", `config = { print_maps_on_exit = 0 } begin { @x = 1; }`, "", ""},
 		{"declared hash is full", `let @a = hash(1); begin { @a[1] = 1; @a[2] = 2; }`, "\n\n@a[1]: 1\n", "WARNING: Map full; can't update element"},
 		{"declared lruhash evicts", `let @a = lruhash(1); begin { @a[1] = 1; @a[2] = 2; }`, "\n\n@a[2]: 2\n", ""},

@@ -224,7 +224,7 @@ type gExpr struct {
 
 type gTern struct {
 	Tokens []lexer.Token
-	Elvis  gElvisOp `parser:"( @@"`                // `a ?: b` (bpftrace 0.25): Then is nil
+	Elvis  gElvisOp `parser:"( @@"` // `a ?: b` (bpftrace 0.25): Then is nil
 	Then   *gExpr   `parser:"| '?' @@ ':' )"`
 	Else   *gBinary `parser:"@@"`
 }

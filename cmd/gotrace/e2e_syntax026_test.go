@@ -39,6 +39,7 @@ func TestSyntax026Output(t *testing.T) {
 		{"records", `begin { $v = 99; $t = (a=0, b=1, c="str", d=(5, 6), e=$v); printf("%d %d %s %d %d %d\n", $t.a, $t.b, $t.c, $t.d.0, $t.d.1, $t.e); print($t); @r = (x = 1, y = "s"); }`, "0 1 str 5 6 99\n{ .a = 0, .b = 1, .c = str, .d = (5, 6), .e = 99 }\n\n\n@r: { .x = 1, .y = s }\n", ""},
 		{"elvis", `begin { $a = 0; $b = 5; print($a ?: 7); print($b ?: 7); print($a ? 1 : 2); }`, "7\n5\n2\n\n\n", ""},
 		{"struct attributes", `struct foo { int x; char y; int z; } struct bar { int x; char y; int z; } __attribute__((packed)) struct bar2 { int x; char y; int z; } /**/ __attribute__ /**/ ((packed)) __attribute__((aligned(1))) begin { print(sizeof(struct foo)); print(sizeof(struct bar)); print(sizeof(struct bar2)); }`, "12\n9\n9\n\n\n", ""},
+		{"tuple and string index", `begin { $t = (1, "a", 3); print($t[2]); print($t[1]); $s = "hello"; print($s[1]); printf("%c\n", $s[4]); }`, "3\na\n101\no\n\n\n", ""},
 		{"config print_maps_on_exit", `config = { print_maps_on_exit = 0 } begin { @x = 1; }`, "", ""},
 		{"declared hash is full", `let @a = hash(1); begin { @a[1] = 1; @a[2] = 2; }`, "\n\n@a[1]: 1\n", "WARNING: Map full; can't update element"},
 		{"declared lruhash evicts", `let @a = lruhash(1); begin { @a[1] = 1; @a[2] = 2; }`, "\n\n@a[2]: 2\n", ""},
@@ -92,6 +93,8 @@ func TestRecordErrors(t *testing.T) {
 	for _, c := range []struct{ script, want string }{
 		{`begin { $t = (a = 1); print($t.b); }`, "ERROR: Record does not contain a field named 'b'"},
 		{`begin { $t = (a = 1, a = 2); }`, "ERROR: Duplicate field name in record: a"},
+		{`begin { $t = (1, 2); print($t[2]); }`, "ERROR: the index 2 is out of bounds for tuple of size 2"},
+		{`begin { $t = (1, 2); $i = 1; print($t[$i]); }`, "ERROR: The index of a tuple must be a constant integer"},
 	} {
 		r := gt(t, 20*time.Second, "-d", "-e", c.script)
 		if r.ExitCode == 0 || !strings.Contains(r.Stderr, c.want) {

@@ -817,6 +817,26 @@ func (c *checker) index(e *lang.IndexExpr) *types.Type {
 			el.Space = x.Space
 		}
 		return &el
+	case types.Tuple, types.String:
+		// bpftrace 0.24: a tuple's element or a string's character, by a
+		// constant index.
+		v, ok := c.ConstInt(e.Index)
+		if !ok {
+			c.errorf(e.Index, "The index of a %s must be a constant integer", kindName(x))
+			return types.InvalidType
+		}
+		n := x.Size
+		if x.Kind == types.Tuple {
+			n = len(x.Fields)
+		}
+		if v < 0 || v >= int64(n) {
+			c.errorf(e, "the index %d is out of bounds for %s of size %d", v, kindName(x), n)
+			return types.InvalidType
+		}
+		if x.Kind == types.Tuple {
+			return x.Fields[v].Type
+		}
+		return types.IntType(1, true)
 	}
 	c.errorf(e, "The array index operator [] can only be used on arrays and pointers, found %s.", kindName(x))
 	return types.InvalidType

@@ -619,6 +619,32 @@ func (sc *scanner) lexCDecl() {
 // separators inside (`1_000`), a C size suffix (u, l, ul, ll, ull in either
 // case) and an exponent (`1e6`, `1e3u`). What follows (the `a` of `12a`,
 // the `_` of `1_`, the `b101` of `0b101`) is the next token.
+// durationUnits are the duration suffixes of integer literals (bpftrace
+// 0.24: `5s`, `100ms`), in nanoseconds.
+var durationUnits = map[string]uint64{
+	"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9, "d": 86400e9,
+}
+
+// durationLen is the length of the duration literal (digits, '_'s and a
+// unit) at the start of s; 0 if none is there.
+func durationLen(s string) int {
+	d := 0
+	for d < len(s) && (s[d] >= '0' && s[d] <= '9' || d > 0 && s[d] == '_') {
+		d++
+	}
+	if d == 0 || d == 1 && d < len(s) && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		return 0
+	}
+	n := d
+	for n < len(s) && isIdentChar(s[n]) {
+		n++
+	}
+	if _, ok := durationUnits[s[d:n]]; !ok {
+		return 0
+	}
+	return n
+}
+
 func numberLen(s string) int {
 	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && isHex(s[2]) {
 		n := 3
@@ -696,6 +722,9 @@ func (sc *scanner) lexNormal() {
 		}
 	case c >= '0' && c <= '9':
 		sc.pos += numberLen(sc.src[sc.pos:])
+		if n := durationLen(sc.src[start:]); n > 0 {
+			sc.pos = start + n
+		}
 		sc.emit(tInt, start)
 	case c == '$':
 		sc.pos++

@@ -3,6 +3,7 @@ package lang
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -763,6 +764,19 @@ func (l *lowerer) typeExpr(g *gType) *TypeExpr {
 func ParseInt(text string) (uint64, error) {
 	outOfRange := func() (uint64, error) {
 		return 0, fmt.Errorf("integer literal out of range: %s", text)
+	}
+	if n := durationLen(text); n == len(text) {
+		// A duration: `5s` is 5000000000 (nanoseconds).
+		i := strings.IndexFunc(text, func(r rune) bool { return r >= 'a' && r <= 'z' })
+		unit := durationUnits[text[i:]]
+		v, err := ParseInt(text[:i])
+		if err != nil {
+			return 0, err
+		}
+		if v > math.MaxUint64/unit {
+			return outOfRange()
+		}
+		return v * unit, nil
 	}
 	if len(text) > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X') {
 		v, err := strconv.ParseUint(text[2:], 16, 64)

@@ -41,6 +41,7 @@ func TestSyntax026Output(t *testing.T) {
 		{"struct attributes", `struct foo { int x; char y; int z; } struct bar { int x; char y; int z; } __attribute__((packed)) struct bar2 { int x; char y; int z; } /**/ __attribute__ /**/ ((packed)) __attribute__((aligned(1))) begin { print(sizeof(struct foo)); print(sizeof(struct bar)); print(sizeof(struct bar2)); }`, "12\n9\n9\n\n\n", ""},
 		{"tuple and string index", `begin { $t = (1, "a", 3); print($t[2]); print($t[1]); $s = "hello"; print($s[1]); printf("%c\n", $s[4]); }`, "3\na\n101\no\n\n\n", ""},
 		{"record field order", `begin { $a = (foo={ printf("hello"); 1 }, bar={ printf("world"); 2 }); $a = (bar={ printf("hello"); 1 }, foo={ printf("world\n"); 2 }); print($a) }`, "helloworldhelloworld\n{ .foo = 2, .bar = 1 }\n\n\n", ""},
+		{"duration literals", `begin { print(5s); print(100ms + 1us); print(1_000ms); print(2m); print(1d); print(3ns); print(10ul); }`, "5000000000\n100001000\n1000000000\n120000000000\n86400000000000\n3\n10\n\n\n", ""},
 		{"config print_maps_on_exit", `config = { print_maps_on_exit = 0 } begin { @x = 1; }`, "", ""},
 		{"declared hash is full", `let @a = hash(1); begin { @a[1] = 1; @a[2] = 2; }`, "\n\n@a[1]: 1\n", "WARNING: Map full; can't update element"},
 		{"declared lruhash evicts", `let @a = lruhash(1); begin { @a[1] = 1; @a[2] = 2; }`, "\n\n@a[2]: 2\n", ""},

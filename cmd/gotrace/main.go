@@ -155,7 +155,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		StackMode:          stackMode,
 		SyscallTracepoints: set.syscallTracepoints,
 		MaxProbes:          set.maxProbes,
-		Env:                settingsEnv(),
+		Env:                settingsEnv(c),
 	})
 	if c.debug > 0 || c.explain {
 		dump(stdout, c, compiled)
@@ -260,9 +260,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 
 // settingsEnv collects the environment variables of the config settings
 // (each also spelled GOTRACE_...), for gotrace.Compile to resolve.
-func settingsEnv() map[string]string {
+func settingsEnv(c *config) map[string]string {
 	m := map[string]string{}
 	for _, n := range cfg.EnvNames() {
+		if n == "BPFTRACE_STACK_MODE" && !c.compat.StackModeFromEnv() {
+			continue // bpftrace 0.17 has no such variable
+		}
 		if v, ok := env(strings.TrimPrefix(n, "BPFTRACE_")); ok {
 			m[n] = v
 		}

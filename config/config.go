@@ -210,7 +210,9 @@ func (k *Key) parse(v string) (string, error) {
 		return "", fmt.Errorf("Invalid value for %s: needs to be either true/false or 1/0", k.Name)
 	case Enum:
 		for _, x := range k.Values {
-			if v == x {
+			// bpftrace takes the values in any case (PER_PROGRAM).
+			if strings.EqualFold(v, x) {
+				v = x
 				return v, nil
 			}
 		}

@@ -148,7 +148,7 @@ func Resolve(items []Item, env map[string]string, flags map[string]string) (*Set
 	sort.Strings(names)
 	for _, n := range names {
 		for _, k := range Keys {
-			if k.EnvName() != n {
+			if k.EnvName() != n && "BPFTRACE_"+strings.ToUpper(k.Name) != n {
 				continue
 			}
 			raw := env[n]
@@ -242,6 +242,9 @@ func EnvNames() []string {
 	var out []string
 	for _, k := range Keys {
 		out = append(out, k.EnvName())
+		if n := "BPFTRACE_" + strings.ToUpper(k.Name); n != k.EnvName() {
+			out = append(out, n) // bpftrace 0.26's name (BPFTRACE_MAX_STRLEN)
+		}
 	}
 	sort.Strings(out)
 	return out

@@ -4,7 +4,7 @@ import "testing"
 
 func TestResolvePrecedence(t *testing.T) {
 	items := []Item{{Key: "max_strlen", Value: "32"}, {Key: "BPFTRACE_STACK_MODE", Value: "raw"}, {Key: "print_maps_on_exit", Value: "false"}}
-	s, errs := Resolve(items, map[string]string{"BPFTRACE_STRLEN": "100", "BPFTRACE_NO_CPP_DEMANGLE": "1", "BPFTRACE_CACHE_USER_SYMBOLS": "PER_PID"}, map[string]string{"stack_mode": "perf"})
+	s, errs := Resolve(items, map[string]string{"BPFTRACE_STRLEN": "100", "BPFTRACE_NO_CPP_DEMANGLE": "1", "BPFTRACE_CACHE_USER_SYMBOLS": "PER_PID", "BPFTRACE_MAX_MAP_KEYS": "99"}, map[string]string{"stack_mode": "perf"})
 	if len(errs) > 0 {
 		t.Fatal(errs[0])
 	}
@@ -16,7 +16,7 @@ func TestResolvePrecedence(t *testing.T) {
 		{"stack_mode", "perf", Flag}, // flag over the script
 		{"print_maps_on_exit", "0", Script},
 		{"cpp_demangle", "0", Env}, // BPFTRACE_NO_CPP_DEMANGLE=1 inverts
-		{"max_map_keys", "4096", Default},
+		{"max_map_keys", "99", Env},
 		{"cache_user_symbols", "per_pid", Env}, // an enum's value in any case
 	} {
 		if got := s.Get(c.key); got != c.want || s.Source(c.key) != c.src {

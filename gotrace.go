@@ -17,6 +17,7 @@ import (
 	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler"
 	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/config"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
 	"github.com/gotrace/gotrace/lang/types"
@@ -67,6 +68,11 @@ type Options struct {
 	// anything is compiled (runtime.Options.MaxProbes checks the expanded
 	// wildcards again).
 	MaxProbes int
+	// Env are the settings' environment variables (config.EnvNames) that
+	// are set, by name; Flags are settings the command line gave, by key.
+	// With the script's config block they resolve to Compiled.Settings.
+	Env   map[string]string
+	Flags map[string]string
 }
 
 // Compiled is everything Compile produced, for printing stages (-d) too.
@@ -75,6 +81,8 @@ type Compiled struct {
 	Prog    *lang.Program
 	Checked *check.Result
 	Spec    *compiler.Spec
+	// Settings are the resolved config settings (package config).
+	Settings *config.Settings
 }
 
 // Compile parses, checks and compiles src. Errors from the first two stages
@@ -113,6 +121,33 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		if err := checkTraceable(prog, opts.TraceableFunctions); err != nil {
 			return out, err
 		}
+	}
+	var items []config.Item
+	for _, ci := range prog.Config {
+		items = append(items, config.Item{Key: ci.Key, Value: ci.Value, Span: ci.Span()})
+	}
+	settings, cerrs := config.Resolve(items, opts.Env, opts.Flags)
+	if len(cerrs) > 0 {
+		d := &lang.Diagnostics{Src: src}
+		for _, e := range cerrs {
+			sp, _ := e.Span.(lang.Span)
+			d.Errorf(sp, "%s", e.Msg)
+		}
+		return out, d
+	}
+	out.Settings = settings
+	if settings.Source("max_strlen") != config.Default || opts.StrLen == 0 {
+		opts.StrLen = settings.Int("max_strlen")
+	}
+	stackMode := opts.StackMode
+	if settings.Source("stack_mode") != config.Default {
+		stackMode = stdlib.StackModes[settings.Get("stack_mode")]
+	}
+	// The environment's value came in through settings (opts.Env) or
+	// opts: a setting that is not the default wins over opts.
+	mapKeys := opts.MapKeysMax
+	if settings.Source("max_map_keys") != config.Default {
+		mapKeys = uint32(settings.Int("max_map_keys"))
 	}
 
 	var decls []string
@@ -155,7 +190,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		NoCpid:      !opts.ChildCommand,
 		Compat:      opts.Compat,
 		NamedParams: named,
-		StackMode:   opts.StackMode,
+		StackMode:   stackMode,
 	})
 	if err != nil {
 		return out, err
@@ -165,11 +200,11 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 	spec, err := compiler.Compile(res, compiler.Options{
 		USDTSites:   usdtSites(opts.PID),
 		HelperCheck: opts.HelperCheck,
+		MapKeysMax:  mapKeys,
 		// GOTRACE_SYSCALL_TRACEPOINTS=perf keeps syscalls tracepoints on
 		// the kernel's perf events (compiler/syscalls.go).
 		SyscallTracepoints: syscallMode(opts.SyscallTracepoints),
 		Host:               opts.Host,
-		MapKeysMax:         opts.MapKeysMax,
 	})
 	if err != nil {
 		// A compiler error has a place in the script: print it as a

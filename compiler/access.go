@@ -374,6 +374,18 @@ func (g *gen) subMem(e lang.Expr) (mem, error) {
 	case *lang.IndexExpr:
 		xt := e.X.Type()
 		v, ok := g.constInt(e.Index)
+		if ok && xt != nil && (xt.Kind == types.Tuple && v >= 0 && int(v) < len(xt.Fields) || xt.Kind == types.String && v >= 0 && int(v) < xt.Size) {
+			// A tuple's element, a string's character (the checker
+			// checked the constant index).
+			m, err := g.evalMem(e.X)
+			if err != nil {
+				return mem{}, err
+			}
+			if xt.Kind == types.Tuple {
+				return m.plus(xt.Fields[v].Offset), nil
+			}
+			return m.plus(int(v)), nil
+		}
 		if !ok || xt == nil || xt.Kind != types.Array || xt.Elem == nil {
 			return mem{}, g.errorf(e, "only constant indexes into arrays held in memory are supported")
 		}

@@ -477,8 +477,35 @@ func (c *compiler) userMap(mi *lang.MapInfo) (*MapSpec, *mapLayout, error) {
 	if len(lay.parts) == 0 && !lay.bucket {
 		m.MaxEntries = 1
 	}
+	if d := c.mapDecl(mi.Name); d != nil && len(lay.parts) > 0 {
+		// `let @m = lruhash(n);` (bpftrace 0.24-0.25): the kind and size.
+		m.MaxEntries = uint32(d.Size)
+		percpu := strings.HasPrefix(d.Kind, "percpu")
+		if percpu && !lay.agg {
+			return nil, nil, fmt.Errorf("%s is declared %s, which holds only aggregations (count(), sum() ...)", mi.Name, d.Kind)
+		}
+		if strings.HasSuffix(d.Kind, "lruhash") {
+			m.Type = ebpf.LRUHash
+			if lay.agg {
+				m.Type = ebpf.LRUCPUHash
+			}
+		}
+	}
 	c.maps[name] = m
 	return m, lay, nil
+}
+
+// mapDecl is the script's declaration of map name, if any.
+func (c *compiler) mapDecl(name string) *lang.MapDecl {
+	if c.res == nil || c.res.Prog == nil {
+		return nil
+	}
+	for _, d := range c.res.Prog.MapDecls {
+		if d.Map == name {
+			return d
+		}
+	}
+	return nil
 }
 
 // userMapName is the BPF map name of script map @name: "@x" → "m_x", "@" → "m_".

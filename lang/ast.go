@@ -26,8 +26,33 @@ type Program struct {
 	Loc
 	Src      *Source
 	Includes []*Include
-	Decls    []*CDecl // top-level C declarations, in source order
-	Probes   []*Probe // the probe clauses, in source order
+	Decls    []*CDecl      // top-level C declarations, in source order
+	Probes   []*Probe      // the probe clauses, in source order
+	Config   []*ConfigItem // `config = { ... }` (bpftrace 0.20), in source order
+	MapDecls []*MapDecl    // `let @m = hash(n);` (bpftrace 0.24)
+	Imports  []*Import     // `import "file";` (bpftrace 0.25)
+}
+
+// ConfigItem is one `key = value` of a config block.
+type ConfigItem struct {
+	Loc
+	Key   string
+	Value string // as written; a string's quotes removed
+	IsStr bool
+}
+
+// MapDecl declares a map's kind and size: `let @m = lruhash(100);`.
+type MapDecl struct {
+	Loc
+	Map  string // "@m"
+	Kind string // hash, lruhash, percpuhash, percpulruhash
+	Size uint64
+}
+
+// Import is `import "file";`.
+type Import struct {
+	Loc
+	Path string
 }
 
 // Include is an `#include <x.h>` or `#include "x.h"` line.
@@ -160,7 +185,9 @@ type WhileStmt struct {
 type ForStmt struct {
 	Loc
 	Var  *VarExpr
-	Map  *MapExpr
+	Map  *MapExpr // a loop over a map's entries; nil for a range
+	From Expr     // a range loop `for $i : From..To` (bpftrace 0.24)
+	To   Expr
 	Body *Block
 }
 
@@ -380,10 +407,23 @@ type CastExpr struct {
 }
 
 // TupleExpr is `(a, b, ...)` with at least two elements.
+// BlockExpr is a block expression `{ stmts; value }` (bpftrace 0.24) and
+// what a macro call expands to. Value is nil when the block ends with a
+// ';' or a compound statement. The parser hoists a block expression's
+// statements in front of the statement that holds it (see hoist.go), so
+// the checker and compiler never see one.
+type BlockExpr struct {
+	Loc
+	Typed
+	Stmts []Stmt
+	Value Expr
+}
+
 type TupleExpr struct {
 	Loc
 	Typed
 	Elems []Expr
+	Names []string // a record's field names `(a = 1, b = 2)` (bpftrace 0.24); nil for a tuple
 }
 
 // SizeofExpr is `sizeof(type)` or `sizeof(expr)`.
@@ -413,9 +453,11 @@ type TypeExpr struct {
 	Ptr      int         // number of '*'
 	ArrayLen int         // -1 if not an array; 0 for `[]`
 	Resolved *types.Type // checker
+	Of       Expr        // typeof(expr) (bpftrace 0.25): the type of Of; Name is "typeof"
 }
 
 func (*IntLit) exprNode()         {}
+func (*BlockExpr) exprNode()      {}
 func (*StrLit) exprNode()         {}
 func (*BoolLit) exprNode()        {}
 func (*PositionalExpr) exprNode() {}

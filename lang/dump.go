@@ -144,7 +144,13 @@ func (d *dumper) stmt(depth int, s Stmt) {
 	case *ForStmt:
 		d.line(depth, "for")
 		d.expr(depth+1, s.Var)
-		d.expr(depth+1, s.Map)
+		if s.Map != nil {
+			d.expr(depth+1, s.Map)
+		} else {
+			d.line(depth+1, "range")
+			d.expr(depth+2, s.From)
+			d.expr(depth+2, s.To)
+		}
 		d.block(depth+1, s.Body)
 	case *JumpStmt:
 		d.line(depth, "%s", [...]string{"break", "continue", "return"}[s.Kind])

@@ -59,9 +59,53 @@ type gProgram struct {
 
 type gItem struct {
 	Tokens  []lexer.Token
-	Preproc string  `parser:"  @Preproc"`
-	CDecl   string  `parser:"| @CDecl"`
-	Probe   *gProbe `parser:"| @@"`
+	Preproc string    `parser:"  @Preproc"`
+	CDecl   string    `parser:"| @CDecl"`
+	Macro   *gMacro   `parser:"| @@"`
+	Config  *gConfig  `parser:"| @@"`
+	MapDecl *gMapDecl `parser:"| @@"`
+	Import  *gImport  `parser:"| @@"`
+	Probe   *gProbe   `parser:"| @@"`
+}
+
+// gMacro is `macro name(params) { body }` (bpftrace 0.24). A parameter is
+// a variable, a map or a name (an expression substituted as written).
+type gMacro struct {
+	Tokens []lexer.Token
+	Name   string         `parser:"'macro' @( Ident | Builtin ) '('"`
+	Params []*gMacroParam `parser:"( @@ ( ',' @@ )* )? ')'"`
+	Body   *gBlock        `parser:"@@"`
+}
+
+type gMacroParam struct {
+	Tokens []lexer.Token
+	Name   string `parser:"@( Var | Map | Ident )"`
+}
+
+// gConfig is `config = { key = value; ... }` (bpftrace 0.20).
+type gConfig struct {
+	Tokens []lexer.Token
+	Items  []*gConfigItem `parser:"'config' '=' '{' ( @@ ( ';' @@? )* )? '}'"`
+}
+
+type gConfigItem struct {
+	Tokens []lexer.Token
+	Key    string `parser:"@( Ident | Builtin | TypeKw | Keyword ) '='"`
+	Value  string `parser:"@( Int | String | Ident | Builtin | TypeKw | 'true' | 'false' )"`
+}
+
+// gMapDecl is `let @name = kind(size);` (bpftrace 0.24-0.25).
+type gMapDecl struct {
+	Tokens []lexer.Token
+	Map    *gMap  `parser:"'let' @@ '='"`
+	Kind   string `parser:"@( Ident | Builtin ) '('"`
+	Size   string `parser:"@Int ')' ';'"`
+}
+
+// gImport is `import "file";` (bpftrace 0.25).
+type gImport struct {
+	Tokens []lexer.Token
+	Path   string `parser:"'import' @String ';'"`
 }
 
 // gProbe is a clause. bpftrace's attach point list allows empty entries:
@@ -108,7 +152,7 @@ type gCompound struct {
 
 type gIf struct {
 	Tokens []lexer.Token
-	Cond   *gExpr   `parser:"'if' '(' @@ ')'"`
+	Cond   *gExpr   `parser:"'if' @@"` // with or without parentheses (0.24)
 	Then   *gBlock  `parser:"@@"`
 	Elifs  []*gElif `parser:"@@*"`
 	Else   *gBlock  `parser:"( 'else' @@ )?"`
@@ -116,7 +160,7 @@ type gIf struct {
 
 type gElif struct {
 	Tokens []lexer.Token
-	Cond   *gExpr  `parser:"(?= 'else' 'if') 'else' 'if' '(' @@ ')'"`
+	Cond   *gExpr  `parser:"(?= 'else' 'if') 'else' 'if' @@"`
 	Then   *gBlock `parser:"@@"`
 }
 
@@ -128,15 +172,24 @@ type gUnroll struct {
 
 type gWhile struct {
 	Tokens []lexer.Token
-	Cond   *gExpr  `parser:"'while' '(' @@ ')'"`
+	Cond   *gExpr  `parser:"'while' @@"`
 	Body   *gBlock `parser:"@@"`
 }
 
+// gFor is a loop over a map's entries or (bpftrace 0.24) over a range
+// `a..b`, with or without the parentheses.
 type gFor struct {
 	Tokens []lexer.Token
-	Var    *gName  `parser:"'for' '(' @@ ':'"`
-	Map    *gMap   `parser:"@@ ')'"`
-	Body   *gBlock `parser:"@@"`
+	Paren  *gForHead `parser:"'for' ( '(' @@ ')'"`
+	Bare   *gForHead `parser:"  | @@ )"`
+	Body   *gBlock   `parser:"@@"`
+}
+
+type gForHead struct {
+	Tokens []lexer.Token
+	Var    *gName `parser:"@@ ':'"`
+	From   *gExpr `parser:"@@"`
+	To     *gExpr `parser:"( '..' @@ )?"`
 }
 
 type gSimple struct {
@@ -171,7 +224,8 @@ type gExpr struct {
 
 type gTern struct {
 	Tokens []lexer.Token
-	Then   *gExpr   `parser:"'?' @@ ':'"`
+	Elvis  gElvisOp `parser:"( @@"` // `a ?: b` (bpftrace 0.25): Then is nil
+	Then   *gExpr   `parser:"| '?' @@ ':' )"`
 	Else   *gBinary `parser:"@@"`
 }
 
@@ -208,7 +262,7 @@ type gUnary struct {
 // and the ')' follow (else `(x * y)` is an expression).
 type gCast struct {
 	Tokens []lexer.Token
-	Type   *gType     `parser:"(?= '(' ( 'struct' | 'union' | 'enum' | TypeKw | Ident '*'+ ( '[' Int? ']' )? ')' ) ) '(' @@"`
+	Type   *gType     `parser:"(?= '(' ( 'struct' | 'union' | 'enum' | TypeKw | 'typeof' '(' | Ident '*'+ ( '[' Int? ']' )? ')' ) ) '(' @@"`
 	Close  gCastClose `parser:"@@"`
 }
 
@@ -251,18 +305,32 @@ type gPrimary struct {
 	Map      *gMap          `parser:"| @@"`
 	Keys     *gKeys         `parser:"  @@?"`
 	MapPost  incDecOperator `parser:"  @@?"`
+	Record   *gRecord       `parser:"| @@"`
 	Paren    *gParen        `parser:"| @@"`
 	Name     string         `parser:"| @( Var | Builtin | Ident )"`
 	Post     incDecOperator `parser:"  @@?"`
 	Literal  *lexer.Token   `parser:"| @( Int | String | Char | Param | 'true' | 'false' )"`
 	Sizeof   *gSizeof       `parser:"| @@"`
 	Offsetof *gOffsetof     `parser:"| @@"`
+	Block    *gBlock        `parser:"| @@"`
 }
 
 // gKeys is a map's keys `@m[k1, k2]`.
 type gKeys struct {
 	Tokens []lexer.Token
 	Keys   []*gExpr `parser:"'[' @@ ( ',' @@ )* ']'"`
+}
+
+// gRecord is a record literal `(a = 1, b = "x")` (bpftrace 0.24).
+type gRecord struct {
+	Tokens []lexer.Token
+	Fields []*gRecordField `parser:"(?= '(' ( Ident | Builtin ) '=' ) '(' @@ ( ',' @@ )* ')'"`
+}
+
+type gRecordField struct {
+	Tokens []lexer.Token
+	Name   string `parser:"@( Ident | Builtin ) '='"`
+	X      *gExpr `parser:"@@"`
 }
 
 type gParen struct {
@@ -300,6 +368,7 @@ type gType struct {
 	Tokens []lexer.Token
 	Tagged *gTagged `parser:"(  @@"`
 	Kw     []string `parser:" | @TypeKw+"`
+	Typeof *gExpr   `parser:" | (?= 'typeof' '(') 'typeof' '(' @@ ')'"` // bpftrace 0.25
 	Named  string   `parser:" | (?= Ident '*') @Ident )"`
 	Stars  []string `parser:"@'*'*"`
 	Array  *gArray  `parser:"@@?"`

@@ -108,15 +108,19 @@ func (e *grammarError) Error() string { return "unexpected " + e.tok.Value }
 
 // gStmtEnd ends a simple statement: a ';', or nothing before the block's
 // '}' (which it leaves to the block).
-type gStmtEnd struct{}
+// Open records a statement with no ';' before the '}' (a block
+// expression's value).
+type gStmtEnd struct{ Open bool }
 
-func (*gStmtEnd) Parse(lex *lexer.PeekingLexer) error {
+func (e *gStmtEnd) Parse(lex *lexer.PeekingLexer) error {
 	t := lex.Peek()
+	e.Open = false
 	switch {
 	case isPunctTok(t, ";"):
 		lex.Next()
 		return nil
 	case isPunctTok(t, "}"):
+		e.Open = true
 		return nil
 	}
 	return &grammarError{tok: *t, term: true}
@@ -447,6 +451,7 @@ func grammarEBNF(p fmt.Stringer) string {
 		`gStmtEnd = ";" | (?= "}") .`,
 		`gCastClose = ")" .`,
 		`gNameNext = (?= <map> | <var> | <builtin> | <ident>) .`,
+		`gElvisOp = "?" ":" . (* written together: "?:" *)`,
 		`gSimpleOperand = (<int> | <string> | <char> | <param> | "true" | "false"` +
 			` | (<var> | <builtin> | <ident>) incDecOperator?` +
 			` | <map> ("[" gSimpleExpr ("," gSimpleExpr)* "]")? incDecOperator?` +
@@ -458,4 +463,25 @@ func grammarEBNF(p fmt.Stringer) string {
 		b.WriteString(r + "\n")
 	}
 	return b.String()
+}
+
+// gElvisOp is `?:` written as one operator (bpftrace 0.25's `a ?: b`); a
+// '?' and a ':' apart (`a ? : b`) stay a syntax error, as in bpftrace 0.17.
+type gElvisOp bool
+
+func (o *gElvisOp) Parse(lex *lexer.PeekingLexer) error {
+	t := lex.Peek()
+	if !isPunctTok(t, "?") {
+		return participle.NextMatch
+	}
+	cp := lex.MakeCheckpoint()
+	lex.Next()
+	n := lex.Peek()
+	if !isPunctTok(n, ":") || n.Pos.Offset != t.Pos.Offset+1 {
+		lex.LoadCheckpoint(cp)
+		return participle.NextMatch
+	}
+	lex.Next()
+	*o = true
+	return nil
 }

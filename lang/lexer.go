@@ -48,6 +48,9 @@ var typeKeywords = map[string]bool{
 	"uint8": true, "uint16": true, "uint32": true, "uint64": true,
 	"char": true, "short": true, "int": true, "long": true,
 	"unsigned": true, "signed": true,
+	// C's fixed-width names (bpftrace 0.24 takes them in casts and sizeof).
+	"int8_t": true, "int16_t": true, "int32_t": true, "int64_t": true,
+	"uint8_t": true, "uint16_t": true, "uint32_t": true, "uint64_t": true,
 }
 
 // wordKinds is the kind of every reserved word (one lookup per word).
@@ -118,6 +121,7 @@ const (
 	modeTop lexMode = iota
 	modePred
 	modeBody
+	modeHead // a top-level declaration (macro, config, let @m, import) before its '{' or ';'
 )
 
 type scanner struct {
@@ -318,6 +322,8 @@ func (sc *scanner) run() {
 			sc.lexNormal()
 		case modeBody:
 			sc.lexNormal()
+		case modeHead:
+			sc.lexHead()
 		}
 	}
 }
@@ -382,14 +388,132 @@ func (sc *scanner) lexTop() {
 		for e < len(sc.src) && isIdentChar(sc.src[e]) {
 			e++
 		}
-		switch sc.src[sc.pos:e] {
+		switch w := sc.src[sc.pos:e]; w {
 		case "struct", "union", "enum", "typedef":
 			sc.lexCDecl()
 			return
+		case "macro", "config", "let", "import":
+			if sc.startsDecl(w, e) {
+				sc.pos = e
+				sc.emit(tIdent, start)
+				sc.mode = modeHead
+				return
+			}
 		}
 	}
 	if isIdentStart(c) || c >= '0' && c <= '9' || strings.IndexByte("*?.$:\"-+[]", c) >= 0 {
 		sc.lexAttach()
+		return
+	}
+	sc.lexNormal()
+}
+
+// skipAttributes returns the offset after the blanks, comments and
+// `__attribute__((...))`s at p; p itself if none follow (only blanks are
+// skipped then, as before bpftrace 0.26).
+func (sc *scanner) skipAttributes(p int) int {
+	skip := func(q int) int {
+		for q < len(sc.src) {
+			switch {
+			case isSpace(sc.src[q]):
+				q++
+			case strings.HasPrefix(sc.src[q:], "/*"):
+				e := strings.Index(sc.src[q+2:], "*/")
+				if e < 0 {
+					return q
+				}
+				q += 2 + e + 2
+			default:
+				return q
+			}
+		}
+		return q
+	}
+	end := p
+	for {
+		q := skip(end)
+		if !strings.HasPrefix(sc.src[q:], "__attribute__") {
+			break
+		}
+		q = skip(q + len("__attribute__"))
+		if q >= len(sc.src) || sc.src[q] != '(' {
+			break
+		}
+		depth := 0
+		for ; q < len(sc.src); q++ {
+			if sc.src[q] == '(' {
+				depth++
+			} else if sc.src[q] == ')' {
+				depth--
+				if depth == 0 {
+					q++
+					break
+				}
+			}
+		}
+		if depth != 0 {
+			break
+		}
+		end = q
+	}
+	for end < len(sc.src) && isSpace(sc.src[end]) {
+		end++
+	}
+	if end < len(sc.src) && sc.src[end] == ';' {
+		return end + 1
+	}
+	if end == p {
+		return p
+	}
+	// Blanks after the last attribute are not part of the declaration.
+	for end > p && isSpace(sc.src[end-1]) {
+		end--
+	}
+	return end
+}
+
+// startsDecl reports whether the word w ending at e starts one of
+// bpftrace 0.20-0.26's top-level declarations rather than an attach point:
+// `macro name(`, `config =`, `let @map`, `import "file"`.
+func (sc *scanner) startsDecl(w string, e int) bool {
+	p := e
+	for p < len(sc.src) && isSpace(sc.src[p]) {
+		p++
+	}
+	if p == e && w != "config" || p >= len(sc.src) {
+		return false
+	}
+	c := sc.src[p]
+	switch w {
+	case "macro":
+		return isIdentStart(c)
+	case "config":
+		return c == '=' && (p+1 >= len(sc.src) || sc.src[p+1] != '=')
+	case "let":
+		return c == '@'
+	case "import":
+		return c == '"'
+	}
+	return false
+}
+
+// lexHead scans a token of a top-level declaration: as in a body, until a
+// '{' (a macro's body, config's block) or a ';' (a map declaration, an
+// import), after which the top level resumes.
+func (sc *scanner) lexHead() {
+	switch sc.src[sc.pos] {
+	case '{':
+		start := sc.pos
+		sc.pos++
+		sc.emit(tPunct, start)
+		sc.mode = modeBody
+		sc.depth = 1
+		return
+	case ';':
+		start := sc.pos
+		sc.pos++
+		sc.emit(tPunct, start)
+		sc.mode = modeTop
 		return
 	}
 	sc.lexNormal()
@@ -470,14 +594,9 @@ func (sc *scanner) lexCDecl() {
 				sc.pos++
 				isTypedef := strings.HasPrefix(sc.src[start:], "typedef")
 				if !isTypedef {
-					// Take a following ';' (possibly after blanks).
-					p := sc.pos
-					for p < len(sc.src) && isSpace(sc.src[p]) {
-						p++
-					}
-					if p < len(sc.src) && sc.src[p] == ';' {
-						sc.pos = p + 1
-					}
+					// Take following __attribute__((...))s (bpftrace 0.26)
+					// and a ';' (possibly after blanks and comments).
+					sc.pos = sc.skipAttributes(sc.pos)
 					sc.emit(tCDecl, start)
 					return
 				}
@@ -500,6 +619,32 @@ func (sc *scanner) lexCDecl() {
 // separators inside (`1_000`), a C size suffix (u, l, ul, ll, ull in either
 // case) and an exponent (`1e6`, `1e3u`). What follows (the `a` of `12a`,
 // the `_` of `1_`, the `b101` of `0b101`) is the next token.
+// durationUnits are the duration suffixes of integer literals (bpftrace
+// 0.24: `5s`, `100ms`), in nanoseconds.
+var durationUnits = map[string]uint64{
+	"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9, "d": 86400e9,
+}
+
+// durationLen is the length of the duration literal (digits, '_'s and a
+// unit) at the start of s; 0 if none is there.
+func durationLen(s string) int {
+	d := 0
+	for d < len(s) && (s[d] >= '0' && s[d] <= '9' || d > 0 && s[d] == '_') {
+		d++
+	}
+	if d == 0 || d == 1 && d < len(s) && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		return 0
+	}
+	n := d
+	for n < len(s) && isIdentChar(s[n]) {
+		n++
+	}
+	if _, ok := durationUnits[s[d:n]]; !ok {
+		return 0
+	}
+	return n
+}
+
 func numberLen(s string) int {
 	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && isHex(s[2]) {
 		n := 3
@@ -549,7 +694,7 @@ func punctLen(s string) int {
 	}
 	if len(s) >= 2 {
 		switch s[:2] {
-		case "==", "!=", "<=", ">=", "&&", "||", "++", "--", "->", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<", ">>":
+		case "==", "!=", "<=", ">=", "&&", "||", "++", "--", "->", "..", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<", ">>":
 			return 2
 		}
 	}
@@ -577,6 +722,9 @@ func (sc *scanner) lexNormal() {
 		}
 	case c >= '0' && c <= '9':
 		sc.pos += numberLen(sc.src[sc.pos:])
+		if n := durationLen(sc.src[start:]); n > 0 {
+			sc.pos = start + n
+		}
 		sc.emit(tInt, start)
 	case c == '$':
 		sc.pos++

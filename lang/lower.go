@@ -3,6 +3,7 @@ package lang
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,9 @@ type lowerer struct {
 	src   *Source
 	li    *lineIndex
 	diags *Diagnostics
+
+	macros    map[string]*macroDef // the script's macros (macro.go)
+	expansion int                  // expansions so far, for hygienic names
 }
 
 func (l *lowerer) span(toks []lexer.Token) Span {
@@ -60,8 +64,52 @@ func (l *lowerer) program(g *gProgram) *Program {
 			p.Decls = append(p.Decls, cdecl(it.CDecl, sp))
 		case it.Probe != nil:
 			p.Probes = append(p.Probes, l.probe(it.Probe))
+		case it.Macro != nil:
+			l.macro(it.Macro)
+		case it.Config != nil:
+			for _, c := range it.Config.Items {
+				ci := &ConfigItem{Loc: Loc(l.span(c.Tokens)), Key: c.Key, Value: c.Value}
+				if strings.HasPrefix(c.Value, `"`) {
+					v, err := unquote(c.Value)
+					if err != nil {
+						l.diags.Errorf(l.span(c.Tokens), "%v", err)
+					}
+					ci.Value, ci.IsStr = v, true
+				}
+				p.Config = append(p.Config, ci)
+			}
+		case it.MapDecl != nil:
+			d := &MapDecl{Loc: Loc(sp), Map: it.MapDecl.Map.Name, Kind: it.MapDecl.Kind}
+			n, err := ParseInt(it.MapDecl.Size)
+			if err != nil {
+				l.diags.Errorf(sp, "%v", err)
+			}
+			d.Size = n
+			switch d.Kind {
+			case "hash", "lruhash", "percpuhash", "percpulruhash":
+			default:
+				l.diags.Errorf(sp, "Invalid bpf map type: %s (hash, lruhash, percpuhash or percpulruhash)", d.Kind)
+			}
+			if err == nil && (n == 0 || n > 1<<31) {
+				l.diags.Errorf(sp, "Invalid map size: %d", n)
+			}
+			for _, o := range p.MapDecls {
+				if o.Map == d.Map {
+					l.diags.Errorf(sp, "Map %s is already declared", d.Map)
+				}
+			}
+			p.MapDecls = append(p.MapDecls, d)
+		case it.Import != nil:
+			path, err := unquote(it.Import.Path)
+			if err != nil {
+				l.diags.Errorf(sp, "%v", err)
+			}
+			p.Imports = append(p.Imports, &Import{Loc: Loc(sp), Path: path})
 		}
 	}
+	l.expandMacros(p)
+	hoistProgram(p, l.diags)
+	lowerRanges(p)
 	return p
 }
 
@@ -177,6 +225,23 @@ func (l *lowerer) probe(g *gProbe) *Probe {
 	return p
 }
 
+// blockExpr lowers a block expression: its last statement is its value
+// when that is an expression with no ';' after it.
+func (l *lowerer) blockExpr(g *gBlock) *BlockExpr {
+	b := l.block(g)
+	e := &BlockExpr{Loc: b.Loc, Stmts: b.Stmts}
+	if n := len(g.Items); n > 0 && len(b.Stmts) > 0 {
+		it := g.Items[n-1]
+		if it.Simple != nil && it.End != nil && it.End.Open {
+			if es, ok := b.Stmts[len(b.Stmts)-1].(*ExprStmt); ok {
+				e.Value = es.X
+				e.Stmts = b.Stmts[:len(b.Stmts)-1]
+			}
+		}
+	}
+	return e
+}
+
 func (l *lowerer) block(g *gBlock) *Block {
 	b := &Block{Loc: Loc(l.span(g.Tokens))}
 	for _, it := range g.Items {
@@ -206,8 +271,21 @@ func (l *lowerer) compound(g *gCompound) Stmt {
 	case g.While != nil:
 		return &WhileStmt{Loc: Loc(sp), Cond: l.expr(g.While.Cond), Body: l.block(g.While.Body)}
 	case g.For != nil:
-		return &ForStmt{Loc: Loc(sp), Var: &VarExpr{Loc: Loc(l.span(g.For.Var.Tokens)), Name: g.For.Var.Name},
-			Map: l.mapExpr(g.For.Map), Body: l.block(g.For.Body)}
+		h := g.For.Paren
+		if h == nil {
+			h = g.For.Bare
+		}
+		f := &ForStmt{Loc: Loc(sp), Var: &VarExpr{Loc: Loc(l.span(h.Var.Tokens)), Name: h.Var.Name}, Body: l.block(g.For.Body)}
+		from := l.expr(h.From)
+		if h.To != nil {
+			f.From, f.To = from, l.expr(h.To)
+		} else if m, ok := from.(*MapExpr); ok && m.Keys == nil {
+			f.Map = m
+		} else {
+			l.diags.Errorf(from.Span(), "syntax error, unexpected %s, expecting map", exprTokenName(from))
+			f.Map = &MapExpr{Loc: Loc(from.Span()), Name: "@"}
+		}
+		return f
 	case g.Block != nil:
 		return &BlockStmt{Loc: Loc(sp), Body: l.block(g.Block)}
 	}
@@ -254,6 +332,10 @@ func (l *lowerer) simple(g *gSimple) Stmt {
 		x := l.expr(g.Expr)
 		if g.AsgOp == "" {
 			return &ExprStmt{Loc: Loc(sp), X: x}
+		}
+		if id, ok := x.(*IdentExpr); ok && id.Name == "_" && g.AsgOp == "=" {
+			// `_ = expr` (bpftrace 0.24) evaluates expr and discards it.
+			return &ExprStmt{Loc: Loc(sp), X: l.expr(g.Rhs)}
 		}
 		switch x.(type) {
 		case *VarExpr, *MapExpr, *FieldExpr, *IndexExpr, *UnaryExpr, *TupleIndexExpr:
@@ -318,7 +400,13 @@ func (l *lowerer) expr(g *gExpr) Expr {
 	res := l.binary(last.Else)
 	for i := len(g.Alts) - 1; i >= 0; i-- {
 		c := conds[i]
-		then := l.expr(g.Alts[i].Then)
+		var then Expr
+		if g.Alts[i].Then != nil {
+			then = l.expr(g.Alts[i].Then)
+		} else {
+			// `a ?: b` is `a ? a : b` (a is evaluated again when true).
+			then = cloneNode(c).(Expr)
+		}
 		res = &TernaryExpr{Loc: Loc(Join(c.Span(), res.Span())), Cond: c, Then: then, Else: res}
 	}
 	return res
@@ -436,6 +524,18 @@ func (l *lowerer) primary(g *gPrimary) Expr {
 			t.Elems = append(t.Elems, l.expr(e))
 		}
 		return t
+	case g.Record != nil:
+		t := &TupleExpr{Loc: Loc(sp)}
+		seen := map[string]bool{}
+		for _, f := range g.Record.Fields {
+			if seen[f.Name] {
+				l.diags.Errorf(l.span(f.Tokens), "Duplicate field name in record: %s", f.Name)
+			}
+			seen[f.Name] = true
+			t.Names = append(t.Names, f.Name)
+			t.Elems = append(t.Elems, l.expr(f.X))
+		}
+		return t
 	case g.Sizeof != nil:
 		s := &SizeofExpr{Loc: Loc(sp)}
 		if g.Sizeof.Type != nil {
@@ -454,6 +554,8 @@ func (l *lowerer) primary(g *gPrimary) Expr {
 		return o
 	case g.Call != nil:
 		return l.call(g.Call)
+	case g.Block != nil:
+		return l.blockExpr(g.Block)
 	case g.Map != nil:
 		m := l.mapExpr(g.Map)
 		if g.Keys != nil {
@@ -633,6 +735,10 @@ func (l *lowerer) typeExpr(g *gType) *TypeExpr {
 	switch {
 	case g.Tagged != nil:
 		t.Name = g.Tagged.Kind + " " + g.Tagged.Name
+	case g.Typeof != nil:
+		t.Name, t.Of = "typeof", l.expr(g.Typeof)
+	case len(g.Kw) == 1 && strings.HasSuffix(g.Kw[0], "_t"):
+		t.Name = strings.TrimSuffix(g.Kw[0], "_t") // uint64_t is uint64
 	case len(g.Kw) > 0:
 		t.Name = strings.Join(g.Kw, " ")
 	default:
@@ -658,6 +764,19 @@ func (l *lowerer) typeExpr(g *gType) *TypeExpr {
 func ParseInt(text string) (uint64, error) {
 	outOfRange := func() (uint64, error) {
 		return 0, fmt.Errorf("integer literal out of range: %s", text)
+	}
+	if n := durationLen(text); n == len(text) {
+		// A duration: `5s` is 5000000000 (nanoseconds).
+		i := strings.IndexFunc(text, func(r rune) bool { return r >= 'a' && r <= 'z' })
+		unit := durationUnits[text[i:]]
+		v, err := ParseInt(text[:i])
+		if err != nil {
+			return 0, err
+		}
+		if v > math.MaxUint64/unit {
+			return outOfRange()
+		}
+		return v * unit, nil
 	}
 	if len(text) > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X') {
 		v, err := strconv.ParseUint(text[2:], 16, 64)

@@ -59,7 +59,11 @@ func Inspect(n Node, f func(Node) bool) {
 		block(n.Body)
 	case *ForStmt:
 		expr(n.Var)
-		expr(n.Map)
+		if n.Map != nil {
+			expr(n.Map)
+		}
+		expr(n.From)
+		expr(n.To)
 		block(n.Body)
 	case *BlockStmt:
 		block(n.Body)
@@ -93,6 +97,11 @@ func Inspect(n Node, f func(Node) bool) {
 		for _, e := range n.Elems {
 			expr(e)
 		}
+	case *BlockExpr:
+		for _, s := range n.Stmts {
+			visit(s)
+		}
+		expr(n.Value)
 	case *SizeofExpr:
 		expr(n.X)
 	case *OffsetofExpr:

@@ -108,6 +108,8 @@ type Options struct {
 	Unsafe bool
 	// Compat is the bpftrace release whose behaviour to follow.
 	Compat compat.Version
+	// NoExitMaps: the maps are not printed at exit (print_maps_on_exit=0).
+	NoExitMaps bool
 }
 
 // Run loads spec, attaches every probe, prints events until the script

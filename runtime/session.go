@@ -583,8 +583,10 @@ func (s *session) finish() error {
 	if err := s.reportLost(); err != nil {
 		return err
 	}
-	if err := s.opts.Printer.Maps(maps); err != nil {
-		return err
+	if !s.opts.NoExitMaps {
+		if err := s.opts.Printer.Maps(maps); err != nil {
+			return err
+		}
 	}
 	if err := s.opts.Printer.Flush(); err != nil {
 		return err
@@ -595,7 +597,12 @@ func (s *session) finish() error {
 		}
 	}
 	if n := s.l.counter(MapFullMap); n > 0 {
-		fmt.Fprintf(s.opts.Stderr, "WARNING: %d map updates failed because a map was full (raise GOTRACE_MAP_KEYS_MAX)\n", n)
+		if s.opts.Compat.Legacy() {
+			fmt.Fprintf(s.opts.Stderr, "WARNING: %d map updates failed because a map was full (raise GOTRACE_MAP_KEYS_MAX)\n", n)
+		} else {
+			// bpftrace 0.26's wording, with the count.
+			fmt.Fprintf(s.opts.Stderr, "WARNING: Map full; can't update element (%d updates failed; raise max_map_keys or the map's declared size)\n", n)
+		}
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/gotrace/gotrace"
+	cfg "github.com/gotrace/gotrace/config"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
 	"github.com/gotrace/gotrace/runtime"
@@ -154,6 +155,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		StackMode:          stackMode,
 		SyscallTracepoints: set.syscallTracepoints,
 		MaxProbes:          set.maxProbes,
+		Env:                settingsEnv(c),
 	})
 	if c.debug > 0 || c.explain {
 		dump(stdout, c, compiled)
@@ -208,6 +210,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		Compat:    c.compat,
 		NoFeature: c.noFeature,
 		Mode:      c.mode,
+		// config = { print_maps_on_exit = 0 } (or its variable).
+		NoExitMaps: compiled.Settings != nil && !compiled.Settings.Bool("print_maps_on_exit"),
 		OnLoad: func(l *runtime.Loaded) {
 			// One STACK_TRACE map per (kernel/user, frame limit): stack_k,
 			// stack_u, stack_k_N, stack_u_N (compiler/ABI.md).
@@ -252,6 +256,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return 1
 	}
 	return 0
+}
+
+// settingsEnv collects the environment variables of the config settings
+// (each also spelled GOTRACE_...), for gotrace.Compile to resolve.
+func settingsEnv(c *config) map[string]string {
+	m := map[string]string{}
+	for _, n := range cfg.EnvNames() {
+		if n == "BPFTRACE_STACK_MODE" && !c.compat.StackModeFromEnv() {
+			continue // bpftrace 0.17 has no such variable
+		}
+		if v, ok := env(strings.TrimPrefix(n, "BPFTRACE_")); ok {
+			m[n] = v
+		}
+	}
+	return m
 }
 
 // readScript returns the program text: -e, a file, or stdin for "-".

@@ -122,7 +122,11 @@ func (c *checker) expr(e lang.Expr, ctx exprCtx) (t *types.Type) {
 		if bad {
 			return types.InvalidType
 		}
-		return types.TupleOf(elems...)
+		t := types.TupleOf(elems...)
+		for i, n := range e.Names {
+			t.Fields[i].Name = n // a record
+		}
+		return t
 	case *lang.SizeofExpr:
 		var t *types.Type
 		if e.Of != nil {
@@ -693,6 +697,16 @@ func (c *checker) field(e *lang.FieldExpr) *types.Type {
 			c.errAt(c.dotSpan(e), "use '->' to access a member through a pointer",
 				"Can not access field '%s' on type '%s'. Try dereferencing it first, or using '->'", e.Field, typeName(x))
 			return types.InvalidType
+		} else if x.Kind == types.Tuple && len(x.Fields) > 0 && x.Fields[0].Name != "" {
+			// A record's field (bpftrace 0.24): an element of the tuple.
+			for _, f := range x.Fields {
+				if f.Name == e.Field {
+					e.Offset = f.Offset
+					return f.Type
+				}
+			}
+			c.errAt(c.dotSpan(e), "", "Record does not contain a field named '%s'", e.Field)
+			return types.InvalidType
 		} else if x.Kind != types.Record {
 			c.errAt(c.dotSpan(e), "", "Can not access field '%s' on expression of type '%s'", e.Field, typeName(x))
 			return types.InvalidType
@@ -803,6 +817,26 @@ func (c *checker) index(e *lang.IndexExpr) *types.Type {
 			el.Space = x.Space
 		}
 		return &el
+	case types.Tuple, types.String:
+		// bpftrace 0.24: a tuple's element or a string's character, by a
+		// constant index.
+		v, ok := c.ConstInt(e.Index)
+		if !ok {
+			c.errorf(e.Index, "The index of a %s must be a constant integer", kindName(x))
+			return types.InvalidType
+		}
+		n := x.Size
+		if x.Kind == types.Tuple {
+			n = len(x.Fields)
+		}
+		if v < 0 || v >= int64(n) {
+			c.errorf(e, "the index %d is out of bounds for %s of size %d", v, kindName(x), n)
+			return types.InvalidType
+		}
+		if x.Kind == types.Tuple {
+			return x.Fields[v].Type
+		}
+		return types.IntType(1, true)
 	}
 	c.errorf(e, "The array index operator [] can only be used on arrays and pointers, found %s.", kindName(x))
 	return types.InvalidType
@@ -875,6 +909,13 @@ func (c *checker) resolveTypeAt(te *lang.TypeExpr, at lang.Node) *types.Type {
 	name := strings.Join(strings.Fields(te.Name), " ")
 	var t *types.Type
 	switch {
+	case te.Of != nil:
+		// typeof(expr): the expression's type (it is not evaluated).
+		t = c.expr(te.Of, ctxValue)
+		if t.IsInvalid() {
+			te.Resolved = types.InvalidType
+			return t
+		}
 	case name == "void":
 		t = &types.Type{Kind: types.None}
 	case name == "string":

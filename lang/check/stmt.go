@@ -415,6 +415,9 @@ func (c *checker) assignVar(s *lang.AssignStmt, v *lang.VarExpr, op string) {
 		v.SetType(info.Type)
 		return
 	}
+	if info != nil && info.Type != nil {
+		reorderRecord(s.Rhs, info.Type)
+	}
 	rt := c.expr(s.Rhs, ctxVarAssign)
 	if rt.Kind == types.None {
 		c.errorf(s.Rhs, "Invalid expression for assignment: none")
@@ -536,3 +539,29 @@ func widenValue(t *types.Type) *types.Type {
 func typeName(t *types.Type) string { return tnOf(t) }
 
 var _ = fmt.Sprintf
+
+// reorderRecord puts the fields of a record literal assigned to a record
+// variable in the variable's order (bpftrace 0.24: a record's type is its
+// set of field names). The elements were already evaluated in the order
+// written only if they are plain values; block expressions ran before the
+// statement (lang's hoisting), so reordering keeps their order.
+func reorderRecord(e lang.Expr, t *types.Type) {
+	r, ok := e.(*lang.TupleExpr)
+	if !ok || len(r.Names) == 0 || t.Kind != types.Tuple || len(t.Fields) != len(r.Names) {
+		return
+	}
+	idx := map[string]int{}
+	for i, n := range r.Names {
+		idx[n] = i
+	}
+	elems := make([]lang.Expr, len(r.Elems))
+	names := make([]string, len(r.Names))
+	for i, f := range t.Fields {
+		j, ok := idx[f.Name]
+		if !ok {
+			return // not the same record: the assignment's check reports it
+		}
+		elems[i], names[i] = r.Elems[j], f.Name
+	}
+	r.Elems, r.Names = elems, names
+}

@@ -280,8 +280,16 @@ func (p *Printer) text(v Value, indent int) string {
 		return p.stackText(v, indent)
 	case types.Tuple:
 		parts := make([]string, len(v.Elems))
+		record := len(v.Names) > 0 && v.Names[0] != ""
 		for i, e := range v.Elems {
 			parts[i] = p.text(e, indent)
+			if record {
+				// A record literal's tuple (bpftrace 0.24).
+				parts[i] = "." + v.Names[i] + " = " + parts[i]
+			}
+		}
+		if record {
+			return "{ " + strings.Join(parts, ", ") + " }"
 		}
 		return "(" + strings.Join(parts, ", ") + ")"
 	case types.Array:

@@ -138,9 +138,11 @@ func runOnce(tool *Tool, sc *Script) Sample {
 			if err != nil {
 				return fail(s, fmt.Errorf("%v: %s", err, firstLine(output())))
 			}
-			// Both tools announce their probes; a tool that printed nothing
-			// did not run the script, however fast it exited.
-			if !strings.Contains(output(), "Attaching ") {
+			// Both tools announce their probes (bpftrace 0.17 and gotrace
+			// --compat 0.17: "Attaching N probes...", gotrace by default as
+			// bpftrace 0.26: "Attached N probes"); a tool that printed
+			// nothing did not run the script, however fast it exited.
+			if out := output(); !strings.Contains(out, "Attaching ") && !strings.Contains(out, "Attached ") {
 				return fail(s, fmt.Errorf("exited without attaching anything: %q", firstLine(output())))
 			}
 		case <-time.After(60 * time.Second):

@@ -372,8 +372,12 @@ tracepoint:sched:sched_wakeup /args->pid == PID && @has[args->pid]/ { @[kstack, 
 	if len(parts) != 3 {
 		t.Fatalf("want waker stack, wakee stack, comm; got:\n%s", es[0])
 	}
-	waker := stackFrames(t, parts[0])
-	wakee := stackFrames(t, "@[\n"+strings.TrimPrefix(parts[1], "\n"))
+	// The kernel calls a tracepoint's probes through __traceiter_NAME
+	// instead of a static call when the tracepoint has more than one
+	// (kernel builds differ: 6.18.44-fc-v857 always shows it here), so
+	// that frame may lead either stack; it says nothing about the event.
+	waker := dropTraceiter(stackFrames(t, parts[0]))
+	wakee := dropTraceiter(stackFrames(t, "@[\n"+strings.TrimPrefix(parts[1], "\n")))
 	// sched_wakeup fires in try_to_wake_up (or ttwu_do_activate inlined or
 	// not) on the waker's CPU, from the hrtimer that ends the sleep, or on
 	// the sleeper's CPU when the wakeup was queued to it (an IPI).
@@ -476,4 +480,13 @@ uprobe:BIN:apply /pid == PID && @once == 0/ { @once = 1; printf("apply(%s)\n", u
 	if len(es) != 1 || !strings.HasPrefix(es[0], "@[\n    target+0\n    chain_a+") {
 		t.Errorf("ustack of the exited helper:\n%s\nstderr:\n%s", strings.Join(es, "\n"), r.Stderr)
 	}
+}
+
+// dropTraceiter removes a leading __traceiter_* frame (the kernel's
+// tracepoint dispatch) from a kernel stack.
+func dropTraceiter(frames []string) []string {
+	if len(frames) > 0 && strings.HasPrefix(frames[0], "__traceiter_") {
+		return frames[1:]
+	}
+	return frames
 }

@@ -102,6 +102,9 @@ func setup() error {
 	}
 	os.Setenv("PATH", "/bin")
 	os.Setenv("TMPDIR", "/tmp")
+	// The guest's expectations are bpftrace 0.17's output, as in the
+	// suites on the host (internal/testkit.Gotrace sets the same).
+	os.Setenv("GOTRACE_COMPAT", "0.17")
 	return nil
 }
 

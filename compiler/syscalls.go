@@ -14,6 +14,7 @@ import (
 
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
+	"github.com/gotrace/gotrace/stdlib"
 )
 
 // System call tracepoints through the raw sys_enter/sys_exit tracepoints.
@@ -87,7 +88,7 @@ func SyscallNr(ev string) (nr int, raw string, ok bool) {
 	if a, ok := syscallAliases[name]; ok {
 		name = a
 	}
-	nr, ok = sysnrAMD64[name]
+	nr, ok = stdlib.SysnrAMD64[name]
 	return nr, raw, ok
 }
 

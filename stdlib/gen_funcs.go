@@ -57,6 +57,7 @@ func init() {
 	Gens["kptr"] = genIdentity
 	Gens["uptr"] = genIdentity
 	Gens["strerror"] = genIdentity
+	Gens["syscall_name"] = genSyscallName
 	Gens["cgroup_path"] = genIdentity // the id; the printer finds the path
 	Gens["usym"] = func(g Gen, c *Call) error {
 		// Usym: [0:8] address, [8:16] pid.

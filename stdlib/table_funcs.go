@@ -424,6 +424,15 @@ var _ = rows(
 			}
 			return &types.Type{Kind: types.Strerror, Size: 8}
 		}},
+	&Builtin{Name: "syscall_name", Kind: Func, Sig: "syscall_name(int nr)", MinArgs: 1, MaxArgs: 1,
+		Doc: "name of x86-64 system call nr (\"\" if unknown), as a string",
+		Check: func(c Checker, call *Call) *types.Type {
+			if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
+				c.Errorf(call.Expr, "syscall_name() only supports integer arguments (%s provided)", KindOfValue(t))
+				return types.InvalidType
+			}
+			return types.StringType(SyscallNameSize)
+		}},
 	signalRow("signal", "bpf_send_signal", "send a signal to the current process (needs --unsafe)"),
 	signalRow("signal_thread", "bpf_send_signal_thread", "send a signal to the current thread (needs --unsafe)"),
 	&Builtin{Name: "override", Kind: Func, Sig: "override(int rc)", MinArgs: 1, MaxArgs: 1, Unsafe: true,

@@ -54,6 +54,11 @@ func TestV026Builtins(t *testing.T) {
 		{name: "enum_printf", script: `enum Foo { ONE = 1, TWO = 2, OTHER = 99999 }; begin { @one = ONE; $x = 100; printf("%d %s|%-5s|%5s|%s %s\n", @one, @one, TWO, ONE, OTHER, (enum Foo)$x); clear(@one); exit() }`,
 			want: "1 ONE|TWO  |  ONE|OTHER 100"},
 		{name: "hist_k0", script: `begin { @h = hist(3, 0); exit() }`, want: "@h:\n[2, 4)                 1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|"},
+		// syscall_name of a constant and of run-time numbers (x86-64's
+		// table), unknown numbers as "", the name as a string (compared,
+		// a map key).
+		{name: "syscall_name", script: `begin { @nr = 231; $k = 59; printf("%s|%s|%s|%s|%s|%d\n", syscall_name(0), syscall_name(@nr), syscall_name($k), syscall_name(@nr + 100000), syscall_name(-1), syscall_name(@nr) == "exit_group"); @c[syscall_name(@nr - 229)] = count(); clear(@nr); exit() }`,
+			want: "read|exit_group|execve|||1\n\n\n@c[open]: 1"},
 		// Named program options after "--", typed by getopt's default.
 		{name: "getopt", script: `begin { print((getopt("aa", 20), getopt("bb", -1), getopt("ee", "hello"), getopt("ff", 5), getopt("gg", "x"))); if (getopt("cc")) { printf("cc\n") } if (getopt("dd", true)) { printf("dd\n") } exit() }`,
 			flags: []string{"--", "--cc", "--aa=0xffffffffffffffff", "--bb=-10", "--dd=False", "--gg=bye"},

@@ -135,10 +135,11 @@ type gBlock struct {
 // gStmtItem is a statement inside a block.
 type gStmtItem struct {
 	Tokens   []lexer.Token
-	Semi     bool       `parser:"  @';'"`
-	Compound *gCompound `parser:"| @@"`
-	Simple   *gSimple   `parser:"| @@"`
-	End      *gStmtEnd  `parser:"  @@"`
+	Fast     *gSimpleStmt `parser:"  @@"`
+	Semi     bool         `parser:"| @';'"`
+	Compound *gCompound   `parser:"| @@"`
+	Simple   *gSimple     `parser:"| @@"`
+	End      *gStmtEnd    `parser:"  @@"`
 }
 
 type gCompound struct {

@@ -220,6 +220,53 @@ type gSimpleExpr struct {
 	Ops      []string
 }
 
+// gSimpleStmt is the fast path of the commonest statements, an
+// expression or an assignment of SimpleExprs:
+//
+//	SimpleStmt = SimpleExpr [ asgOperator SimpleExpr ] ( ";" | (?= "}") ) .
+//
+// parsed exactly as gSimple and gStmtEnd parse it; anything else,
+// errors included, it leaves to them.
+type gSimpleStmt struct {
+	Tokens []lexer.Token // without the ';'
+	X, Rhs *gSimpleExpr
+	AsgOp  string
+	Open   bool // no ';' before the block's '}' (as gStmtEnd.Open)
+}
+
+func (s *gSimpleStmt) Parse(lex *lexer.PeekingLexer) error {
+	cp := lex.MakeCheckpoint()
+	start := lex.RawCursor()
+	fail := func() error {
+		lex.LoadCheckpoint(cp)
+		return participle.NextMatch
+	}
+	x := scanSimpleExpr(lex)
+	if x == nil {
+		return fail()
+	}
+	var op string
+	var rhs *gSimpleExpr
+	if t := lex.Peek(); t.Type == lexer.TokenType(tPunct) && asgOps[t.Value] {
+		op = lex.Next().Value
+		if rhs = scanSimpleExpr(lex); rhs == nil {
+			return fail()
+		}
+	}
+	toks := lex.Range(start, lex.RawCursor())
+	open := false
+	switch t := lex.Peek(); {
+	case isPunctTok(t, ";"):
+		lex.Next()
+	case isPunctTok(t, "}"):
+		open = true
+	default:
+		return fail()
+	}
+	*s = gSimpleStmt{Tokens: toks, X: x, Rhs: rhs, AsgOp: op, Open: open}
+	return nil
+}
+
 func (o *gSimpleOperand) Parse(lex *lexer.PeekingLexer) error {
 	cp := lex.MakeCheckpoint()
 	x := scanSimpleOperand(lex)
@@ -459,6 +506,7 @@ func grammarEBNF(p fmt.Stringer) string {
 			` | "(" gSimpleExpr ("," gSimpleExpr)* ")")` +
 			` (("." (<int> | name)) | ("->" name))* . (* see gSimpleOperand *)`,
 		`gSimpleExpr = gSimpleOperand (binOperator gSimpleOperand)* .`,
+		`gSimpleStmt = gSimpleExpr (asgOperator gSimpleExpr)? (";" | (?= "}")) . (* see gSimpleStmt *)`,
 	} {
 		b.WriteString(r + "\n")
 	}

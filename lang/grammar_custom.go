@@ -292,6 +292,9 @@ func (o *gSimpleExpr) Parse(lex *lexer.PeekingLexer) error {
 // scanSimpleExpr consumes a SimpleExpr, or returns nil (having consumed
 // some tokens) if one does not come next.
 func scanSimpleExpr(lex *lexer.PeekingLexer) *gSimpleExpr {
+	if !startsSimpleOperand(lex.Peek()) {
+		return nil // before allocating: most statements that are not simple fail here
+	}
 	start := lex.RawCursor()
 	e := &gSimpleExpr{}
 	for {
@@ -308,6 +311,19 @@ func scanSimpleExpr(lex *lexer.PeekingLexer) *gSimpleExpr {
 	}
 	e.Tokens = lex.Range(start, lex.RawCursor())
 	return e
+}
+
+// startsSimpleOperand reports whether t can start a SimpleOperand.
+func startsSimpleOperand(t *lexer.Token) bool {
+	switch kindOf(*t) {
+	case tInt, tString, tChar, tParam, tVar, tBuiltin, tIdent, tMap:
+		return true
+	case tPunct:
+		return t.Value == "("
+	case tKeyword:
+		return t.Value == "true" || t.Value == "false"
+	}
+	return false
 }
 
 // scanSimpleOperand consumes a SimpleOperand, or returns nil (having

@@ -251,10 +251,10 @@ func (l *lowerer) block(g *gBlock) *Block {
 		var s Stmt
 		if it.Fast != nil {
 			s = l.simpleStmt(it.Fast)
-		} else if it.Compound != nil {
-			s = l.compound(it.Compound)
 		} else if it.Simple != nil {
 			s = l.simple(it.Simple)
+		} else {
+			s = l.compound(it)
 		}
 		if s != nil {
 			b.Stmts = append(b.Stmts, s)
@@ -263,7 +263,9 @@ func (l *lowerer) block(g *gBlock) *Block {
 	return b
 }
 
-func (l *lowerer) compound(g *gCompound) Stmt {
+// compound lowers a compound statement (g is neither a simple statement
+// nor a ';').
+func (l *lowerer) compound(g *gStmtItem) Stmt {
 	sp := l.span(g.Tokens)
 	switch {
 	case g.If != nil:

@@ -234,7 +234,14 @@ type gSimpleStmt struct {
 	Open   bool // no ';' before the block's '}' (as gStmtEnd.Open)
 }
 
+// fastPaths enables gSimpleOperand, gSimpleExpr and gSimpleStmt; a test
+// turns them off to check that the general rules parse the same.
+var fastPaths = true
+
 func (s *gSimpleStmt) Parse(lex *lexer.PeekingLexer) error {
+	if !fastPaths {
+		return participle.NextMatch
+	}
 	cp := lex.MakeCheckpoint()
 	start := lex.RawCursor()
 	fail := func() error {
@@ -268,6 +275,9 @@ func (s *gSimpleStmt) Parse(lex *lexer.PeekingLexer) error {
 }
 
 func (o *gSimpleOperand) Parse(lex *lexer.PeekingLexer) error {
+	if !fastPaths {
+		return participle.NextMatch
+	}
 	cp := lex.MakeCheckpoint()
 	x := scanSimpleOperand(lex)
 	if x == nil {
@@ -279,6 +289,9 @@ func (o *gSimpleOperand) Parse(lex *lexer.PeekingLexer) error {
 }
 
 func (o *gSimpleExpr) Parse(lex *lexer.PeekingLexer) error {
+	if !fastPaths {
+		return participle.NextMatch
+	}
 	cp := lex.MakeCheckpoint()
 	x := scanSimpleExpr(lex)
 	if x == nil || isPunctTok(lex.Peek(), "?") {

@@ -194,10 +194,12 @@ func echoWindow(line string, col int) (lo, hi int) {
 			lo = 0
 		}
 	}
-	for lo > 0 && !utf8.RuneStart(line[lo]) {
+	// A character is at most utf8.UTFMax bytes (of text that is not
+	// UTF-8, cut anywhere).
+	for i := 1; i < utf8.UTFMax && lo > 0 && lo < hi && !utf8.RuneStart(line[lo]); i++ {
 		lo++
 	}
-	for hi < len(line) && !utf8.RuneStart(line[hi]) {
+	for i := 1; i < utf8.UTFMax && hi < len(line) && hi > lo && !utf8.RuneStart(line[hi]); i++ {
 		hi--
 	}
 	return lo, hi

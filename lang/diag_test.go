@@ -67,3 +67,26 @@ func TestDiagnosticLongLine(t *testing.T) {
 		}
 	}
 }
+
+// TestDiagnosticLongLineCut: the window of a long line is cut between
+// whole UTF-8 characters, and anywhere in text that is not UTF-8.
+func TestDiagnosticLongLineCut(t *testing.T) {
+	for _, tc := range []struct {
+		name, line string
+		col        int // 1-based, of the marker
+		want       string
+	}{
+		// "é" is 2 bytes: the window's start (byte 39) and end (199)
+		// fall inside one, and move to bytes 40 and 198.
+		{"utf8", strings.Repeat("é", 150), 100, "..." + strings.Repeat("é", 79) + "..."},
+		// No character starts: the ends move by 3 bytes at most.
+		{"not utf8", strings.Repeat("\xa7", 300), 100, "..." + strings.Repeat("\xa7", 154) + "..."},
+	} {
+		d := &Diagnostics{Src: &Source{Name: "f.bt", Text: tc.line}}
+		d.Errorf(Span{Start: Pos{Line: 1, Col: tc.col, Offset: tc.col - 1}, End: Pos{Line: 1, Col: tc.col + 1, Offset: tc.col}}, "x")
+		got := strings.Split(d.Error(), "\n")
+		if len(got) != 3 || got[1] != tc.want {
+			t.Errorf("%s: got %q, want the line %q", tc.name, got, tc.want)
+		}
+	}
+}

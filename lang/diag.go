@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Severity of a diagnostic.
@@ -117,22 +118,43 @@ func (d *Diagnostics) Format(it Diagnostic) string {
 		fmt.Fprintf(&b, "%s:%d:%d: %s: %s", name, sp.Start.Line, sp.Start.Col, sev, it.Msg)
 	}
 	line := d.Src.Line(sp.Start.Line)
+	first := sp.Start.Col - 1
+	last := len(line)
+	if end.Line == sp.Start.Line {
+		last = end.Col - 1
+	}
+	// A very long line (a generated one-line script) is echoed as a
+	// window around the marker, "..." standing for what is cut off.
+	lo, hi := 0, len(line)
+	if len(line) > maxEchoLine {
+		lo, hi = echoWindow(line, first)
+		if first > hi {
+			first = hi
+		}
+		if last > hi && hi < len(line) {
+			last = hi
+		}
+	}
 	// As bpftrace, a tab of the echoed line shows as 4 spaces, and the
 	// marker counts it as 4 columns.
 	b.WriteString("\n")
-	b.WriteString(strings.ReplaceAll(line, "\t", tabSpaces))
+	if lo > 0 {
+		b.WriteString(echoCut)
+	}
+	b.WriteString(strings.ReplaceAll(line[lo:hi], "\t", tabSpaces))
+	if hi < len(line) {
+		b.WriteString(echoCut)
+	}
 	b.WriteString("\n")
-	for i := 0; i < sp.Start.Col-1 && i < len(line); i++ {
+	if lo > 0 {
+		b.WriteString(strings.Repeat(" ", len(echoCut)))
+	}
+	for i := lo; i < first && i < len(line); i++ {
 		if line[i] == '\t' {
 			b.WriteString(tabSpaces)
 		} else {
 			b.WriteByte(' ')
 		}
-	}
-	first := sp.Start.Col - 1
-	last := len(line)
-	if end.Line == sp.Start.Line {
-		last = end.Col - 1
 	}
 	for i := first; i < last; i++ {
 		if i < len(line) && line[i] == '\t' {
@@ -145,6 +167,42 @@ func (d *Diagnostics) Format(it Diagnostic) string {
 		fmt.Fprintf(&b, "\nHINT: %s", it.Hint)
 	}
 	return b.String()
+}
+
+// maxEchoLine is the longest source line a diagnostic echoes whole;
+// of a longer one it shows echoWidth bytes around the marker's start.
+const (
+	maxEchoLine = 240
+	echoWidth   = 160
+	echoBefore  = 60
+	echoCut     = "..."
+)
+
+// echoWindow is the part [lo, hi) of a long line that a diagnostic
+// marking column index col shows: echoBefore bytes before col and the
+// rest of echoWidth after it, moved inside the line and to whole UTF-8
+// characters.
+func echoWindow(line string, col int) (lo, hi int) {
+	lo = col - echoBefore
+	if lo < 0 {
+		lo = 0
+	}
+	hi = lo + echoWidth
+	if hi > len(line) {
+		hi = len(line)
+		if lo = hi - echoWidth; lo < 0 {
+			lo = 0
+		}
+	}
+	// A character is at most utf8.UTFMax bytes (of text that is not
+	// UTF-8, cut anywhere).
+	for i := 1; i < utf8.UTFMax && lo > 0 && lo < hi && !utf8.RuneStart(line[lo]); i++ {
+		lo++
+	}
+	for i := 1; i < utf8.UTFMax && hi < len(line) && hi > lo && !utf8.RuneStart(line[hi]); i++ {
+		hi--
+	}
+	return lo, hi
 }
 
 // tabSpaces is what bpftrace shows a tab of a source line as.

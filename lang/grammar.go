@@ -134,20 +134,16 @@ type gBlock struct {
 
 // gStmtItem is a statement inside a block.
 type gStmtItem struct {
-	Tokens   []lexer.Token
-	Semi     bool       `parser:"  @';'"`
-	Compound *gCompound `parser:"| @@"`
-	Simple   *gSimple   `parser:"| @@"`
-	End      *gStmtEnd  `parser:"  @@"`
-}
-
-type gCompound struct {
 	Tokens []lexer.Token
-	If     *gIf     `parser:"  @@"`
-	Unroll *gUnroll `parser:"| @@"`
-	While  *gWhile  `parser:"| @@"`
-	For    *gFor    `parser:"| @@"`
-	Block  *gBlock  `parser:"| @@"`
+	Fast   *gSimpleStmt `parser:"  @@"`
+	Semi   bool         `parser:"| @';'"`
+	If     *gIf         `parser:"| @@"`
+	Unroll *gUnroll     `parser:"| @@"`
+	While  *gWhile      `parser:"| @@"`
+	For    *gFor        `parser:"| @@"`
+	Block  *gBlock      `parser:"| @@"`
+	Simple *gSimple     `parser:"| @@"`
+	End    *gStmtEnd    `parser:"  @@"`
 }
 
 type gIf struct {

@@ -220,7 +220,64 @@ type gSimpleExpr struct {
 	Ops      []string
 }
 
+// gSimpleStmt is the fast path of the commonest statements, an
+// expression or an assignment of SimpleExprs:
+//
+//	SimpleStmt = SimpleExpr [ asgOperator SimpleExpr ] ( ";" | (?= "}") ) .
+//
+// parsed exactly as gSimple and gStmtEnd parse it; anything else,
+// errors included, it leaves to them.
+type gSimpleStmt struct {
+	Tokens []lexer.Token // without the ';'
+	X, Rhs *gSimpleExpr
+	AsgOp  string
+	Open   bool // no ';' before the block's '}' (as gStmtEnd.Open)
+}
+
+// fastPaths enables gSimpleOperand, gSimpleExpr and gSimpleStmt; a test
+// turns them off to check that the general rules parse the same.
+var fastPaths = true
+
+func (s *gSimpleStmt) Parse(lex *lexer.PeekingLexer) error {
+	if !fastPaths {
+		return participle.NextMatch
+	}
+	cp := lex.MakeCheckpoint()
+	start := lex.RawCursor()
+	fail := func() error {
+		lex.LoadCheckpoint(cp)
+		return participle.NextMatch
+	}
+	x := scanSimpleExpr(lex)
+	if x == nil {
+		return fail()
+	}
+	var op string
+	var rhs *gSimpleExpr
+	if t := lex.Peek(); t.Type == lexer.TokenType(tPunct) && asgOps[t.Value] {
+		op = lex.Next().Value
+		if rhs = scanSimpleExpr(lex); rhs == nil {
+			return fail()
+		}
+	}
+	toks := lex.Range(start, lex.RawCursor())
+	open := false
+	switch t := lex.Peek(); {
+	case isPunctTok(t, ";"):
+		lex.Next()
+	case isPunctTok(t, "}"):
+		open = true
+	default:
+		return fail()
+	}
+	*s = gSimpleStmt{Tokens: toks, X: x, Rhs: rhs, AsgOp: op, Open: open}
+	return nil
+}
+
 func (o *gSimpleOperand) Parse(lex *lexer.PeekingLexer) error {
+	if !fastPaths {
+		return participle.NextMatch
+	}
 	cp := lex.MakeCheckpoint()
 	x := scanSimpleOperand(lex)
 	if x == nil {
@@ -232,6 +289,9 @@ func (o *gSimpleOperand) Parse(lex *lexer.PeekingLexer) error {
 }
 
 func (o *gSimpleExpr) Parse(lex *lexer.PeekingLexer) error {
+	if !fastPaths {
+		return participle.NextMatch
+	}
 	cp := lex.MakeCheckpoint()
 	x := scanSimpleExpr(lex)
 	if x == nil || isPunctTok(lex.Peek(), "?") {
@@ -245,6 +305,9 @@ func (o *gSimpleExpr) Parse(lex *lexer.PeekingLexer) error {
 // scanSimpleExpr consumes a SimpleExpr, or returns nil (having consumed
 // some tokens) if one does not come next.
 func scanSimpleExpr(lex *lexer.PeekingLexer) *gSimpleExpr {
+	if !startsSimpleOperand(lex.Peek()) {
+		return nil // before allocating: most statements that are not simple fail here
+	}
 	start := lex.RawCursor()
 	e := &gSimpleExpr{}
 	for {
@@ -261,6 +324,19 @@ func scanSimpleExpr(lex *lexer.PeekingLexer) *gSimpleExpr {
 	}
 	e.Tokens = lex.Range(start, lex.RawCursor())
 	return e
+}
+
+// startsSimpleOperand reports whether t can start a SimpleOperand.
+func startsSimpleOperand(t *lexer.Token) bool {
+	switch kindOf(*t) {
+	case tInt, tString, tChar, tParam, tVar, tBuiltin, tIdent, tMap:
+		return true
+	case tPunct:
+		return t.Value == "("
+	case tKeyword:
+		return t.Value == "true" || t.Value == "false"
+	}
+	return false
 }
 
 // scanSimpleOperand consumes a SimpleOperand, or returns nil (having
@@ -459,6 +535,7 @@ func grammarEBNF(p fmt.Stringer) string {
 			` | "(" gSimpleExpr ("," gSimpleExpr)* ")")` +
 			` (("." (<int> | name)) | ("->" name))* . (* see gSimpleOperand *)`,
 		`gSimpleExpr = gSimpleOperand (binOperator gSimpleOperand)* .`,
+		`gSimpleStmt = gSimpleExpr (asgOperator gSimpleExpr)? (";" | (?= "}")) . (* see gSimpleStmt *)`,
 	} {
 		b.WriteString(r + "\n")
 	}

@@ -232,7 +232,7 @@ func (l *lowerer) blockExpr(g *gBlock) *BlockExpr {
 	e := &BlockExpr{Loc: b.Loc, Stmts: b.Stmts}
 	if n := len(g.Items); n > 0 && len(b.Stmts) > 0 {
 		it := g.Items[n-1]
-		if it.Simple != nil && it.End != nil && it.End.Open {
+		if it.Simple != nil && it.End != nil && it.End.Open || it.Fast != nil && it.Fast.Open {
 			if es, ok := b.Stmts[len(b.Stmts)-1].(*ExprStmt); ok {
 				e.Value = es.X
 				e.Stmts = b.Stmts[:len(b.Stmts)-1]
@@ -249,10 +249,12 @@ func (l *lowerer) block(g *gBlock) *Block {
 			continue
 		}
 		var s Stmt
-		if it.Compound != nil {
-			s = l.compound(it.Compound)
+		if it.Fast != nil {
+			s = l.simpleStmt(it.Fast)
 		} else if it.Simple != nil {
 			s = l.simple(it.Simple)
+		} else {
+			s = l.compound(it)
 		}
 		if s != nil {
 			b.Stmts = append(b.Stmts, s)
@@ -261,7 +263,9 @@ func (l *lowerer) block(g *gBlock) *Block {
 	return b
 }
 
-func (l *lowerer) compound(g *gCompound) Stmt {
+// compound lowers a compound statement (g is neither a simple statement
+// nor a ';').
+func (l *lowerer) compound(g *gStmtItem) Stmt {
 	sp := l.span(g.Tokens)
 	switch {
 	case g.If != nil:
@@ -329,26 +333,36 @@ func (l *lowerer) simple(g *gSimple) Stmt {
 		}
 		return d
 	case g.Expr != nil:
-		x := l.expr(g.Expr)
-		if g.AsgOp == "" {
-			return &ExprStmt{Loc: Loc(sp), X: x}
-		}
-		if id, ok := x.(*IdentExpr); ok && id.Name == "_" && g.AsgOp == "=" {
-			// `_ = expr` (bpftrace 0.24) evaluates expr and discards it.
-			return &ExprStmt{Loc: Loc(sp), X: l.expr(g.Rhs)}
-		}
-		switch x.(type) {
-		case *VarExpr, *MapExpr, *FieldExpr, *IndexExpr, *UnaryExpr, *TupleIndexExpr:
-			// Writes through fields, indexes and pointers are refused by
-			// the checker with a precise message.
-		default:
-			// bpftrace's grammar only takes a variable or map on the left.
-			opTok, _ := findTok(g.Tokens, tPunct, string(g.AsgOp))
-			l.diags.Errorf(l.bisonSpanAt(opTok), "syntax error, unexpected %s, expecting }", g.AsgOp)
-		}
-		return &AssignStmt{Loc: Loc(sp), Lhs: x, Op: string(g.AsgOp), Rhs: l.expr(g.Rhs)}
+		return l.exprStmt(sp, g.Tokens, l.expr(g.Expr), string(g.AsgOp), func() Expr { return l.expr(g.Rhs) })
 	}
 	return nil
+}
+
+// simpleStmt lowers the fast path of gSimple.
+func (l *lowerer) simpleStmt(g *gSimpleStmt) Stmt {
+	return l.exprStmt(l.span(g.Tokens), g.Tokens, l.simpleExpr(g.X), g.AsgOp, func() Expr { return l.simpleExpr(g.Rhs) })
+}
+
+// exprStmt is an expression statement x, or the assignment x op rhs()
+// when op is set; toks are the statement's tokens.
+func (l *lowerer) exprStmt(sp Span, toks []lexer.Token, x Expr, op string, rhs func() Expr) Stmt {
+	if op == "" {
+		return &ExprStmt{Loc: Loc(sp), X: x}
+	}
+	if id, ok := x.(*IdentExpr); ok && id.Name == "_" && op == "=" {
+		// `_ = expr` (bpftrace 0.24) evaluates expr and discards it.
+		return &ExprStmt{Loc: Loc(sp), X: rhs()}
+	}
+	switch x.(type) {
+	case *VarExpr, *MapExpr, *FieldExpr, *IndexExpr, *UnaryExpr, *TupleIndexExpr:
+		// Writes through fields, indexes and pointers are refused by
+		// the checker with a precise message.
+	default:
+		// bpftrace's grammar only takes a variable or map on the left.
+		opTok, _ := findTok(toks, tPunct, op)
+		l.diags.Errorf(l.bisonSpanAt(opTok), "syntax error, unexpected %s, expecting }", op)
+	}
+	return &AssignStmt{Loc: Loc(sp), Lhs: x, Op: op, Rhs: rhs()}
 }
 
 // bisonSpanAt is the span bpftrace's parser gives the token at t: from

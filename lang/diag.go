@@ -169,10 +169,12 @@ func (d *Diagnostics) Format(it Diagnostic) string {
 	return b.String()
 }
 
-// maxEchoLine is the longest source line a diagnostic echoes whole;
-// of a longer one it shows echoWidth bytes around the marker's start.
+// maxEchoLine is the longest source line a diagnostic echoes whole, as
+// bpftrace echoes every line (so its output and gotrace's agree byte for
+// byte on any real script); of a longer one (a generated one-line
+// script) it shows echoWidth bytes around the marker's start.
 const (
-	maxEchoLine = 240
+	maxEchoLine = 4096
 	echoWidth   = 160
 	echoBefore  = 60
 	echoCut     = "..."

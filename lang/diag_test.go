@@ -38,7 +38,7 @@ func TestDiagnosticTabs(t *testing.T) {
 // marker line as long; a normal line is echoed whole (TestDiagnosticTabs).
 func TestDiagnosticLongLine(t *testing.T) {
 	big := strings.Repeat("@x = 1; ", 110000) // 880 KB
-	small := strings.Repeat("@x = 1; ", 100)
+	small := strings.Repeat("@x = 1; ", 600) // 4.8 KB, past maxEchoLine
 	for _, tc := range []struct {
 		name, src string
 		col       int // of the error (the ';' after "@y = ")
@@ -47,7 +47,7 @@ func TestDiagnosticLongLine(t *testing.T) {
 		{"middle", "BEGIN { " + big[:len(big)/2] + "@y = ; " + big[len(big)/2:] + "}",
 			440014, 440013 - 60, 440013 + 100},
 		{"start", "BEGIN { @y = ; " + small + "}", 14, 0, 160},
-		{"end", "BEGIN { " + small + "@y = ; }", 814, 816 - 160, 816},
+		{"end", "BEGIN { " + small + "@y = ; }", 4814, 4816 - 160, 4816},
 	} {
 		_, err := Parse(&Source{Name: "stdin", Text: tc.src})
 		if err == nil {
@@ -78,9 +78,9 @@ func TestDiagnosticLongLineCut(t *testing.T) {
 	}{
 		// "é" is 2 bytes: the window's start (byte 39) and end (199)
 		// fall inside one, and move to bytes 40 and 198.
-		{"utf8", strings.Repeat("é", 150), 100, "..." + strings.Repeat("é", 79) + "..."},
+		{"utf8", strings.Repeat("é", 2100), 100, "..." + strings.Repeat("é", 79) + "..."},
 		// No character starts: the ends move by 3 bytes at most.
-		{"not utf8", strings.Repeat("\xa7", 300), 100, "..." + strings.Repeat("\xa7", 154) + "..."},
+		{"not utf8", strings.Repeat("\xa7", 4200), 100, "..." + strings.Repeat("\xa7", 154) + "..."},
 	} {
 		d := &Diagnostics{Src: &Source{Name: "f.bt", Text: tc.line}}
 		d.Errorf(Span{Start: Pos{Line: 1, Col: tc.col, Offset: tc.col - 1}, End: Pos{Line: 1, Col: tc.col + 1, Offset: tc.col}}, "x")

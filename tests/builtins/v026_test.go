@@ -211,3 +211,17 @@ func TestUnsafe026(t *testing.T) {
 	got, _ := traceHelper(t, writeUserScript, []string{"--compat", "0.26", "--unsafe"}, false, "openat", "1", missing)
 	expect(t, "write_user", got, "wrote 0\nopened 1\n")
 }
+
+var syscallNameScript = scriptOf("TestSyscallName", `tracepoint:raw_syscalls:sys_enter /pid == PID && args.id == 39/ {
+	@[syscall_name(args.id)] = count();
+}
+BEGIN { printf("%s %s|\n", syscall_name(0), syscall_name(100000)); }`)
+
+// TestSyscallName: syscall_name() of the id raw_syscalls:sys_enter gives
+// (getpid, 39 on x86-64) counts the helper's 300 calls under the name; a
+// constant id is named at compile time, an unknown one is empty.
+func TestSyscallName(t *testing.T) {
+	requireTracing(t)
+	got, _ := traceHelper(t, syscallNameScript, v26, true, "getpid", "300")
+	expect(t, "syscall_name", got, "read |\n\n\n@[getpid]: 300\n")
+}

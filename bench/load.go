@@ -442,8 +442,11 @@ type LoadReport struct {
 	Duration      string
 	Workers       int
 	Smoke         bool
-	Tools         []string
-	Results       []*LoadResult
+	// UntracedPerSec is the workload's getpid rate with no tracer, over a
+	// short run before the others: the machine's ceiling.
+	UntracedPerSec float64
+	Tools          []string
+	Results        []*LoadResult
 }
 
 // runLoadBench runs every load script on both tools, one after the other
@@ -459,6 +462,13 @@ func runLoadBench(tools []*Tool, getpidPath string, workers int, d time.Duration
 		if n = strings.TrimSpace(n); n != "" {
 			want[n] = true
 		}
+	}
+	base := &loadWorkload{path: getpidPath, workers: workers, smoke: smoke}
+	fmt.Fprintf(os.Stderr, "bench: load untraced, %s ...\n", min(d, 5*time.Second))
+	if wall, err := base.run(min(d, 5*time.Second)); err == nil {
+		rep.UntracedPerSec = float64(base.gen) / wall.Seconds()
+	} else {
+		fmt.Fprintf(os.Stderr, "bench: untraced load: %v\n", err)
 	}
 	for i, ls := range loadScripts(commPrefix + "getpid") {
 		if len(want) > 0 && !want[ls.Name] {
@@ -488,8 +498,8 @@ func (rep *LoadReport) Print(w io.Writer) {
 	if rep.Smoke {
 		mode = ", smoke run"
 	}
-	fmt.Fprintf(w, "load: gotrace vs bpftrace, %s, %s; %s per script and tool, %d getpid worker(s)%s\n\n",
-		rep.Date, rep.Machine, rep.Duration, rep.Workers, mode)
+	fmt.Fprintf(w, "load: gotrace vs bpftrace, %s, %s; %s per script and tool, %d getpid worker(s), untraced %.0f getpid/s%s\n\n",
+		rep.Date, rep.Machine, rep.Duration, rep.Workers, rep.UntracedPerSec, mode)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "script\tmetric\t%s\t%s\t\n", rep.Tools[0], rep.Tools[1])
 	mib := func(k int64) string { return fmt.Sprintf("%.1f", float64(k)/1024) }

@@ -42,14 +42,27 @@ func main() {
 	bpftraceBin := flag.String("bpftrace", "bpftrace", "bpftrace binary")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	scale := flag.Float64("scale", 1, "multiply workload sizes by this")
+	load := flag.Bool("load", false, "run only the load benchmark: count and printf at the highest getpid rate, loss accounting and RSS over time")
+	loadDur := flag.Duration("load-duration", 60*time.Second, "how long the load benchmark drives each script per tool (-smoke: 2s unless given)")
+	loadWorkers := flag.Int("load-workers", runtime.NumCPU(), "parallel getpid workload processes of the load benchmark")
 	flag.Parse()
-	if err := run(*smoke, *rounds, *only, *gotraceBin, *bpftraceBin, *jsonOut, *scale); err != nil {
+	lo := loadOpts{run: *load, dur: *loadDur, workers: *loadWorkers}
+	flag.Visit(func(f *flag.Flag) { lo.durGiven = lo.durGiven || f.Name == "load-duration" })
+	if err := run(*smoke, *rounds, *only, *gotraceBin, *bpftraceBin, *jsonOut, *scale, lo); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(smoke bool, rounds int, only, gotraceBin, bpftraceBin, jsonOut string, scale float64) error {
+// loadOpts are the load benchmark's flags.
+type loadOpts struct {
+	run      bool // -load: the load benchmark alone
+	dur      time.Duration
+	durGiven bool
+	workers  int
+}
+
+func run(smoke bool, rounds int, only, gotraceBin, bpftraceBin, jsonOut string, scale float64, lo loadOpts) error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("needs root (BPF, run-time stats, tracefs)")
 	}
@@ -85,6 +98,34 @@ func run(smoke bool, rounds int, only, gotraceBin, bpftraceBin, jsonOut string, 
 	if err != nil {
 		return err
 	}
+	if smoke && !lo.durGiven {
+		lo.dur = 2 * time.Second
+	}
+	if lo.workers < 1 {
+		return fmt.Errorf("-load-workers %d: want at least 1", lo.workers)
+	}
+	var loadRep *LoadReport
+	runLoads := func() {
+		loadRep = runLoadBench(tools, wls["getpid"].Path, lo.workers, lo.dur, only, smoke)
+		loadRep.Print(os.Stdout)
+	}
+	if lo.run {
+		for _, t := range tools {
+			if t.Err != nil {
+				fmt.Fprintf(os.Stderr, "bench: %s unusable: %v\n", t.Name, t.Err)
+			}
+		}
+		runLoads()
+		if jsonOut != "" {
+			if err := writeJSON(jsonOut, loadRep); err != nil {
+				return err
+			}
+		}
+		if smoke {
+			return loadVerdict(loadRep, tools[1])
+		}
+		return nil
+	}
 	scripts := selectScripts(allScripts(wls), only, smoke)
 	if len(scripts) == 0 {
 		return fmt.Errorf("no script matches -only %q", only)
@@ -109,20 +150,33 @@ func run(smoke bool, rounds int, only, gotraceBin, bpftraceBin, jsonOut string, 
 	}
 	rep.Print(os.Stdout)
 	if smoke {
+		// The smoke run covers the load benchmark too, briefly.
+		fmt.Println()
+		runLoads()
+		rep.Load = loadRep
+	}
+	if jsonOut != "" {
+		if err := writeJSON(jsonOut, rep); err != nil {
+			return err
+		}
+	}
+	if smoke {
 		if err := smokeVerdict(rep, tools, scripts); err != nil {
 			return err
 		}
-	}
-	if jsonOut != "" {
-		b, err := json.MarshalIndent(rep, "", " ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(jsonOut, b, 0o644); err != nil {
-			return err
+		if tools[1].Err == nil {
+			return loadVerdict(loadRep, tools[1])
 		}
 	}
 	return nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 // Tool is one tracer under test. Err says why it cannot run at all.

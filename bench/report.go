@@ -25,6 +25,7 @@ type Report struct {
 	Tools         []string // [A, B]: ratios are B/A
 	Notes         []string `json:",omitempty"`
 	Results       []*Result
+	Load          *LoadReport `json:",omitempty"` // smoke runs: the short load run
 }
 
 // benchScript runs sc on every usable tool, alternating the order per round

@@ -552,33 +552,37 @@ func (s *session) onSIGUSR1(stop <-chan struct{}) {
 func (s *session) printAllMaps(p interface{ AllMaps([]*MapData) error }) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var maps []*MapData
-	for _, ms := range s.l.UserMaps() {
-		md, err := s.l.ReadMap(ms)
-		if err != nil {
-			return err
-		}
-		maps = append(maps, md)
+	maps, err := s.userMaps()
+	if err != nil {
+		return err
 	}
-	sort.SliceStable(maps, func(i, j int) bool { return maps[i].Spec.User.Name < maps[j].Spec.User.Name })
 	if err := p.AllMaps(maps); err != nil {
 		return err
 	}
 	return s.opts.Printer.Flush()
 }
 
-func (s *session) finish() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// userMaps reads every user map, sorted by name (callers hold s.mu).
+func (s *session) userMaps() ([]*MapData, error) {
 	var maps []*MapData
 	for _, ms := range s.l.UserMaps() {
 		md, err := s.l.ReadMap(ms)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		maps = append(maps, md)
 	}
 	sort.SliceStable(maps, func(i, j int) bool { return maps[i].Spec.User.Name < maps[j].Spec.User.Name })
+	return maps, nil
+}
+
+func (s *session) finish() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	maps, err := s.userMaps()
+	if err != nil {
+		return err
+	}
 	// Losses first, as bpftrace reports them while events stream.
 	if err := s.reportLost(); err != nil {
 		return err

@@ -3,7 +3,6 @@ package layout
 import (
 	"debug/dwarf"
 	"debug/elf"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -438,7 +437,7 @@ func (r *Sources) fromDWARF(name string) (*types.Type, bool) {
 // ID, then DIR/LINK by .gnu_debuglink (and /usr/lib/debug/BINDIR/LINK).
 func separateDebug(ef *elf.File, path string, dirs []string) *elf.File {
 	binDir := filepath.Dir(path)
-	buildID, link := elfBuildID(ef), ""
+	buildID, link := sym.BuildID(ef), ""
 	if s := ef.Section(".gnu_debuglink"); s != nil {
 		if data, err := s.Data(); err == nil {
 			if i := strings.IndexByte(string(data), 0); i > 0 {
@@ -469,31 +468,11 @@ func separateDebug(ef *elf.File, path string, dirs []string) *elf.File {
 			continue
 		}
 		if d, err := elf.Open(c); err == nil {
-			if d.Section(".debug_info") != nil && (buildID == "" || elfBuildID(d) == buildID) {
+			if d.Section(".debug_info") != nil && (buildID == "" || sym.BuildID(d) == buildID) {
 				return d
 			}
 			d.Close()
 		}
 	}
 	return nil
-}
-
-// elfBuildID is the GNU build ID of ef in hex, or "".
-func elfBuildID(ef *elf.File) string {
-	s := ef.Section(".note.gnu.build-id")
-	if s == nil {
-		return ""
-	}
-	data, err := s.Data()
-	if err != nil || len(data) <= 16 {
-		return ""
-	}
-	// Elf_Nhdr: namesz, descsz, type (4 bytes each), name, desc.
-	namesz := int(ef.ByteOrder.Uint32(data[0:4]))
-	descsz := int(ef.ByteOrder.Uint32(data[4:8]))
-	off := 12 + (namesz+3)&^3
-	if descsz < 2 || off+descsz > len(data) {
-		return ""
-	}
-	return hex.EncodeToString(data[off : off+descsz])
 }

@@ -2,12 +2,9 @@ package compiler
 
 import (
 	"fmt"
-	"github.com/gotrace/gotrace/compiler/layout"
-	"os"
 	"sort"
-	"strconv"
-	"strings"
 
+	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 )
@@ -19,20 +16,12 @@ type FuncLister interface {
 	FuncMatches(module, pattern string) ([][2]string, error)
 }
 
-// maxProbes is the cap on attached probes (Options.MaxProbes, else
-// GOTRACE_MAX_PROBES / BPFTRACE_MAX_PROBES, else bpftrace's 512), which
-// the runtime applies again when it attaches.
+// maxProbes is the cap on attached probes (Options.MaxProbes, which the
+// command sets from MAX_PROBES, else bpftrace's 512); the runtime applies
+// it again when it attaches.
 func (c *compiler) maxProbes() int {
 	if c.opts.MaxProbes > 0 {
 		return c.opts.MaxProbes
-	}
-	for _, p := range []string{"GOTRACE_", "BPFTRACE_"} {
-		if v, ok := os.LookupEnv(p + "MAX_PROBES"); ok {
-			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
-				return n
-			}
-			break
-		}
 	}
 	return 512
 }

@@ -27,17 +27,17 @@ type childProc struct {
 	gate *os.File // our end of the stub's socket; nil once released
 }
 
-// stubEnv marks the exec stub: a copy of this program started with fd 3 a
-// socket to gotrace and fd 4 a pipe carrying the command's environment
-// (NUL-separated). The stub runs with asynchronous preemption and the GC
-// off: the Go runtime's preemption signals cost a getpid each, which a
-// probe on the command's pid would count.
-const stubEnv = "GOTRACE_INTERNAL_EXEC_STUB"
+// stubArg0 marks the exec stub, as its argv[0]: a copy of this program
+// started with fd 3 a socket to gotrace and fd 4 a pipe carrying the
+// command's environment (NUL-separated). The stub runs with asynchronous
+// preemption and the GC off: the Go runtime's preemption signals cost a
+// getpid each, which a probe on the command's pid would count.
+const stubArg0 = "gotrace-internal-exec-stub"
 
 // The exec stub runs as early as package initialisation allows: before
 // main, before any flag parsing.
 func init() {
-	if _, ok := os.LookupEnv(stubEnv); ok {
+	if len(os.Args) >= 1 && os.Args[0] == stubArg0 {
 		execStub()
 	}
 }
@@ -123,15 +123,16 @@ func startStopped(argv []string) (*childProc, error) {
 	}
 	// /proc/self/exe: this very binary, even if its file was replaced.
 	cmd := exec.Command("/proc/self/exe", append([]string{path}, argv...)...)
+	cmd.Args[0] = stubArg0
 	// The stub's own settings replace the user's (the first of a
 	// variable wins); the command gets the environment unchanged.
 	var stubEnvv []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "GODEBUG=") && !strings.HasPrefix(kv, stubEnv+"=") {
+		if !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "GODEBUG=") {
 			stubEnvv = append(stubEnvv, kv)
 		}
 	}
-	cmd.Env = append(stubEnvv, stubEnv+"=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1")
+	cmd.Env = append(stubEnvv, "GOGC=off", "GODEBUG=asyncpreemptoff=1")
 	cmd.ExtraFiles = []*os.File{theirs, er}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	// Pdeathsig: the command dies with us, even when we are SIGKILLed
@@ -170,7 +171,7 @@ func startStopped(argv []string) (*childProc, error) {
 func (c *childProc) release() error {
 	select {
 	case <-c.done:
-		return fmt.Errorf("command %q exited before it could be started", c.cmd.Args[0])
+		return fmt.Errorf("command %q exited before it could be started", c.path)
 	default:
 	}
 	_, err := c.gate.Write([]byte{1})

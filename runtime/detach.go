@@ -45,19 +45,19 @@ const stopMapName = "gotrace_stop"
 // (fork and exec; we do not wait for it), so every slow closer goes.
 const handoffMin = 1
 
-// reaperEnv carries the number of inherited descriptors (fds 3..3+N-1) to
-// the reaper.
-const reaperEnv = "GOTRACE_DETACH_REAPER"
+// reaperArg0 marks the reaper, as its argv[0]; argv[1] carries the number
+// of inherited descriptors (fds 3..3+N-1).
+const reaperArg0 = "gotrace-internal-detach-reaper"
 
 func init() {
 	// The reaper is this binary re-executed, in two stages so that nobody
 	// has to wait for it: the first starts the second with the same
 	// descriptors and exits at once (its parent reaps it), the second,
 	// orphaned and adopted by init, closes them.
-	v, ok := os.LookupEnv(reaperEnv)
-	if !ok {
+	if len(os.Args) != 2 || os.Args[0] != reaperArg0 {
 		return
 	}
+	v := os.Args[1]
 	bg := strings.HasPrefix(v, "bg:")
 	v = strings.TrimPrefix(v, "bg:")
 	v, gated := strings.CutSuffix(v, ":gate")
@@ -92,16 +92,17 @@ func init() {
 	os.Exit(0)
 }
 
-// startReaper starts this binary with files as fds 3.. and the reaper
-// variable set to val, in a session of its own so the terminal's Ctrl-C
+// startReaper starts this binary as the reaper with files as fds 3.. and
+// val its argument, in a session of its own so the terminal's Ctrl-C
 // does not reach it.
 func startReaper(files []*os.File, val string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(exe)
-	cmd.Env = []string{reaperEnv + "=" + val}
+	cmd := exec.Command(exe, val)
+	cmd.Args[0] = reaperArg0
+	cmd.Env = []string{}
 	cmd.ExtraFiles = files
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -349,8 +350,9 @@ func handoff(cs []*fdCloser, extra []int) (release func(), _ error) {
 	if err != nil {
 		return closeHere(err)
 	}
-	cmd := exec.Command(exe)
-	cmd.Env = []string{reaperEnv + "=bg:" + strconv.Itoa(len(files)) + ":gate"}
+	cmd := exec.Command(exe, "bg:"+strconv.Itoa(len(files))+":gate")
+	cmd.Args[0] = reaperArg0
+	cmd.Env = []string{}
 	cmd.ExtraFiles = append(files[:len(files):len(files)], gateR)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	startErr := cmd.Start()

@@ -91,6 +91,9 @@ type Options struct {
 	Command []string
 	// MaxProbes caps the number of attached probes (0: DefaultMaxProbes).
 	MaxProbes int
+	// NotifyAttached prints NotifyAttachedEnv's name on Stderr once every
+	// probe is attached, for bpftrace's test runner.
+	NotifyAttached bool
 	// RingBufPages and StackMapEntries size the event ring buffer and the
 	// stack maps (see LoadOptions; 0: defaults).
 	RingBufPages    int

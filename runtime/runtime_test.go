@@ -383,24 +383,23 @@ func TestRunSignal(t *testing.T) {
 	fp := &fakePrinter{}
 	pr, pw, _ := os.Pipe()
 	defer pr.Close()
-	t.Setenv(notifyEnv, "1")
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(context.Background(), spec, Options{Printer: fp, Stdout: pw, Stderr: pw, Signals: sigs, Compat: compat.V017})
+		done <- Run(context.Background(), spec, Options{Printer: fp, Stdout: pw, Stderr: pw, Signals: sigs, Compat: compat.V017, NotifyAttached: true})
 		pw.Close()
 	}()
 	// Wait for the notify line, as the conformance runner does.
 	buf := make([]byte, 4096)
 	var got string
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(got, notifyEnv) && time.Now().Before(deadline) {
+	for !strings.Contains(got, NotifyAttachedEnv) && time.Now().Before(deadline) {
 		n, err := pr.Read(buf)
 		got += string(buf[:n])
 		if err != nil {
 			break
 		}
 	}
-	if !strings.Contains(got, "Attaching 1 probe...\n"+notifyEnv+"\n") {
+	if !strings.Contains(got, "Attaching 1 probe...\n"+NotifyAttachedEnv+"\n") {
 		t.Fatalf("output = %q", got)
 	}
 	close(start)

@@ -21,9 +21,10 @@ import (
 	"github.com/gotrace/gotrace/runtime/output"
 )
 
-// notifyEnv is the variable bpftrace's test runner sets to learn when every
-// probe is attached.
-const notifyEnv = "__BPFTRACE_NOTIFY_PROBES_ATTACHED"
+// NotifyAttachedEnv is the variable bpftrace's test runner sets to learn
+// when every probe is attached (the command sets Options.NotifyAttached
+// from it); the line printed is its name.
+const NotifyAttachedEnv = "__BPFTRACE_NOTIFY_PROBES_ATTACHED"
 
 // RingBufMap and the loss counters are the internal maps the runtime knows
 // by name (compiler/ABI.md). The counters are optional u64 ARRAY or
@@ -249,9 +250,9 @@ func (s *session) run(ctx context.Context) (err error) {
 		fmt.Fprintf(s.opts.Stderr, "attached %d probes in %v\n", pl.total, time.Since(start).Round(time.Millisecond))
 	}
 	notify := func() {
-		if _, ok := os.LookupEnv(notifyEnv); ok {
+		if s.opts.NotifyAttached {
 			// On stderr, as bpftrace: stdout may be JSON a reader parses.
-			fmt.Fprintln(s.opts.Stderr, notifyEnv)
+			fmt.Fprintln(s.opts.Stderr, NotifyAttachedEnv)
 		}
 	}
 	if s.opts.Compat.AttachedAfter() {

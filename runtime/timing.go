@@ -3,26 +3,24 @@ package runtime
 import (
 	"fmt"
 	"io"
-	"os"
 	"time"
 )
 
-// Phase timing for performance work: with GOTRACE_TIMING=1 the runtime
-// prints one line per phase of a run to stderr ("timing: attach 1.2ms"),
-// each the time since the previous mark. It costs one branch per phase
-// when off.
+// Phase timing for performance work: once EnableTiming is called (the
+// command does for GOTRACE_TIMING=1) the runtime prints one line per phase
+// of a run ("timing: attach 1.2ms"), each the time since the previous
+// mark. It costs one branch per phase when off.
 type phaseClock struct {
 	w    io.Writer
 	last time.Time
 }
 
-var timing = newPhaseClock()
+var timing *phaseClock
 
-func newPhaseClock() *phaseClock {
-	if os.Getenv("GOTRACE_TIMING") == "" {
-		return nil
-	}
-	return &phaseClock{w: os.Stderr, last: time.Now()}
+// EnableTiming starts the phase clock, writing its lines to w. Call it
+// once, before Run, from the process's main goroutine.
+func EnableTiming(w io.Writer) {
+	timing = &phaseClock{w: w, last: time.Now()}
 }
 
 // mark ends the phase named name.

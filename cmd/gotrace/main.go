@@ -31,13 +31,31 @@ const version = "v0.1.0"
 func init() { goruntime.LockOSThread() }
 
 func main() {
-	if _, ok := os.LookupEnv("GOMEMLIMIT"); !ok {
+	if hasEnv("GOTRACE_TIMING") {
+		runtime.EnableTiming(os.Stderr) // one line per run phase
+	}
+	if !hasEnv("GOMEMLIMIT") {
 		// A soft limit: tracing itself needs tens of MB and never meets
 		// it; compiling a hostile multi-megabyte script collects garbage
 		// harder instead of growing past 1 GiB (issue 19).
 		debug.SetMemoryLimit(softMemoryLimit)
 	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// symOptions are the symbolizer's options from the resolved settings:
+// config = { cpp_demangle = 0 } or (GOTRACE|BPFTRACE)_NO_CPP_DEMANGLE=1
+// print C++ names as the binary holds them.
+func symOptions(s *cfg.Settings) sym.Options {
+	return sym.Options{NoDemangle: s != nil && !s.Bool("cpp_demangle")}
+}
+
+// hasEnv reports whether the environment sets name (to anything). The
+// command is the one place that reads the environment; libraries get
+// options.
+func hasEnv(name string) bool {
+	_, ok := os.LookupEnv(name)
+	return ok
 }
 
 // softMemoryLimit is the Go heap's soft limit unless GOMEMLIMIT sets one.
@@ -184,7 +202,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if c.format == "json" {
 		format = output.JSON
 	}
-	syms := sym.New(sym.Options{})
+	syms := sym.New(symOptions(compiled.Settings))
 	printer := runtime.NewTextPrinter(out, format, syms, compiled.Spec)
 	printer.Unsafe = c.unsafe
 	printer.NoWarnings = c.noWarnings
@@ -209,6 +227,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		Unsafe:    c.unsafe,
 		Compat:    c.compat,
 		NoFeature: c.noFeature,
+		// bpftrace's test runner learns from this line that tracing began.
+		NotifyAttached: hasEnv(runtime.NotifyAttachedEnv),
 		Mode:      c.mode,
 		// config = { print_maps_on_exit = 0 } (or its variable).
 		NoExitMaps: compiled.Settings != nil && !compiled.Settings.Bool("print_maps_on_exit"),

@@ -6,7 +6,6 @@
 package sym
 
 import (
-	"os"
 	"strings"
 	"sync"
 
@@ -24,8 +23,8 @@ type Options struct {
 	ProcDir  string // default /proc
 	Passwd   string // default /etc/passwd
 	Mounts   string // default /proc/mounts (cgroup hierarchies)
-	// NoDemangle prints C++/Rust symbols as they are in the ELF file. It is
-	// also set by GOTRACE_NO_CPP_DEMANGLE=1 or BPFTRACE_NO_CPP_DEMANGLE=1.
+	// NoDemangle prints C++/Rust symbols as they are in the ELF file
+	// (the command sets it for config cpp_demangle = 0 and its variable).
 	NoDemangle bool
 	// MaxPIDs bounds how many process snapshots are kept (default 8192).
 	MaxPIDs int
@@ -80,16 +79,11 @@ func New(opts Options) *Symbolizer {
 	return &Symbolizer{
 		opts:       opts,
 		procDir:    strings.TrimSuffix(opts.ProcDir, "/"),
-		noDemangle: opts.NoDemangle || envTrue("GOTRACE_NO_CPP_DEMANGLE") || envTrue("BPFTRACE_NO_CPP_DEMANGLE"),
+		noDemangle: opts.NoDemangle,
 		maxPIDs:    opts.MaxPIDs,
 		procs:      map[int]*procSyms{},
 		demangled:  map[string]string{},
 	}
-}
-
-func envTrue(name string) bool {
-	v := strings.ToLower(os.Getenv(name))
-	return v == "1" || v == "true" || v == "yes"
 }
 
 // Kernel returns the kallsyms index, reading it on first use.

@@ -329,10 +329,6 @@ func TestUserSymsCXX(t *testing.T) {
 	if got := New(Options{NoDemangle: true}).UserSym(p.pid(), addr); got != "_ZN2ns6Widget4frobEi" {
 		t.Errorf("NoDemangle: UserSym(frob) = %q, want _ZN2ns6Widget4frobEi", got)
 	}
-	t.Setenv("GOTRACE_NO_CPP_DEMANGLE", "1")
-	if got := New(Options{}).UserSym(p.pid(), addr); got != "_ZN2ns6Widget4frobEi" {
-		t.Errorf("GOTRACE_NO_CPP_DEMANGLE=1: UserSym(frob) = %q", got)
-	}
 }
 
 // TestSymbolsFileOffsets checks Symbols' file offsets against the ELF's

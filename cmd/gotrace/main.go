@@ -229,7 +229,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		NoFeature: c.noFeature,
 		// bpftrace's test runner learns from this line that tracing began.
 		NotifyAttached: hasEnv(runtime.NotifyAttachedEnv),
-		Mode:      c.mode,
+		Mode:           c.mode,
 		// config = { print_maps_on_exit = 0 } (or its variable).
 		NoExitMaps: compiled.Settings != nil && !compiled.Settings.Bool("print_maps_on_exit"),
 		OnLoad: func(l *runtime.Loaded) {

@@ -13,7 +13,6 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
-	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
 	"github.com/gotrace/gotrace/compiler"
@@ -82,16 +81,7 @@ func LoadWith(spec *compiler.Spec, opts LoadOptions) (*Loaded, error) {
 	if err := priv.CheckTrace(); err != nil {
 		return nil, err
 	}
-	// Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK.
-	if err := rlimit.RemoveMemlock(); err != nil {
-		// cilium probes memory accounting once, at package init; if that
-		// ran before /proc was mounted (a VM's /init), raise the limit
-		// ourselves.
-		inf := &unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}
-		if serr := unix.Setrlimit(unix.RLIMIT_MEMLOCK, inf); serr != nil {
-			return nil, fmt.Errorf("raise RLIMIT_MEMLOCK: %w", err)
-		}
-	}
+	raiseMemlock()
 	cs, err := collectionSpec(spec, opts)
 	if err != nil {
 		return nil, err
@@ -580,3 +570,20 @@ func (e *tooComplexError) Error() string {
 }
 
 func (e *tooComplexError) Unwrap() error { return e.err }
+
+// raiseMemlock lifts RLIMIT_MEMLOCK, as bpftrace does: kernels before 5.11
+// charge BPF memory to it. One system call, where cilium/ebpf's rlimit
+// package probes the kernel with a map at package initialisation (5 ms of
+// every start-up, issue 20). Failure is not an error: kernels from 5.11
+// charge the memory cgroup instead, and where the limit matters the map
+// creation that meets it says so.
+func raiseMemlock() {
+	inf := &unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}
+	if unix.Setrlimit(unix.RLIMIT_MEMLOCK, inf) != nil {
+		var cur unix.Rlimit
+		if unix.Getrlimit(unix.RLIMIT_MEMLOCK, &cur) == nil && cur.Cur < cur.Max {
+			cur.Cur = cur.Max // the most an unprivileged process may take
+			unix.Setrlimit(unix.RLIMIT_MEMLOCK, &cur)
+		}
+	}
+}

@@ -243,22 +243,8 @@ var _ = rows(&Builtin{Name: "getopt", Kind: Func, MinArgs: 1, MaxArgs: 3,
 
 func init() {
 	Gens["getopt"] = func(g Gen, c *Call) error {
-		v, s, err := getoptValue(c, g.NamedParams(), func(e lang.Expr) (int64, bool) {
-			switch e := e.(type) {
-			case *lang.IntLit:
-				return int64(e.Value), true
-			case *lang.BoolLit:
-				if e.Value {
-					return 1, true
-				}
-				return 0, true
-			case *lang.UnaryExpr:
-				if l, ok := e.X.(*lang.IntLit); ok && e.Op == "-" {
-					return -int64(l.Value), true
-				}
-			}
-			return 0, false
-		})
+		// The default's value as the checker folded it (the one evaluator).
+		v, s, err := getoptValue(c, g.NamedParams(), lang.ConstOf)
 		if err != nil {
 			return err
 		}

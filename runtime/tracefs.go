@@ -3,50 +3,19 @@ package runtime
 import (
 	"bufio"
 	"fmt"
-	"github.com/gotrace/gotrace/internal/priv"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
-	"golang.org/x/sys/unix"
+	"github.com/gotrace/gotrace/compiler/layout"
 )
 
-// tracefs helpers. compiler/layout will export TracefsDir and Tracepoints;
-// until then the runtime keeps its own small copies.
+// tracefs helpers of the runtime: listing and matching tracepoints.
 
-var (
-	tracefsOnce sync.Once
-	tracefsPath string
-	tracefsErr  error
-)
-
-// tracefsDir finds tracefs, mounting it at /sys/kernel/tracing if it is
-// not mounted anywhere.
-func tracefsDir() (string, error) {
-	tracefsOnce.Do(func() {
-		for _, d := range []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"} {
-			if _, err := os.Stat(filepath.Join(d, "available_events")); err == nil {
-				tracefsPath = d
-				return
-			}
-		}
-		for _, d := range []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"} {
-			if err := priv.TracefsError(d); err != nil {
-				tracefsErr = err // there, but root's
-				return
-			}
-		}
-		d := "/sys/kernel/tracing"
-		if err := unix.Mount("tracefs", d, "tracefs", 0, ""); err != nil {
-			tracefsErr = fmt.Errorf("tracefs is not mounted and mounting it at %s failed: %w", d, err)
-			return
-		}
-		tracefsPath = d
-	})
-	return tracefsPath, tracefsErr
-}
+// tracefsDir finds tracefs (compiler/layout's TracefsDir: one discovery,
+// shared with the checker's format reader).
+func tracefsDir() (string, error) { return layout.TracefsDir() }
 
 // tracepointNames lists "category:event" from available_events, sorted.
 func tracepointNames() ([]string, error) {

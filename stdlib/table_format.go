@@ -1,19 +1,16 @@
 package stdlib
 
 import (
-	"strings"
-
+	"github.com/gotrace/gotrace/lang/printf"
 	"github.com/gotrace/gotrace/lang/types"
 )
 
-// FormatVerb is one conversion of a printf/system/cat format string.
+// FormatVerb is one conversion of a printf/system/cat format string, as
+// lang/printf scans it (the printer's scanner: the two agree).
 type FormatVerb struct {
 	Start, End int    // byte range of the verb in the format ("%-5lu")
-	Flags      string // any of "-+ #0"
-	Width      string // digits or ""
-	Prec       string // digits after '.', or "" (HasPrec tells "%.s")
-	HasPrec    bool
-	Length     string // "hh" "h" "l" "ll" "j" "z" "t" or ""
+	Text       string // the verb as written
+	Spec       printf.Spec
 	Conv       string // "d" "i" "u" "o" "x" "X" "c" "p" "s" "r" "rx" "rh"
 }
 
@@ -28,66 +25,24 @@ func (v FormatVerb) ArgClass() string {
 	return "integer"
 }
 
-// ParseFormat splits a format string into its conversions. "%%" is a
-// literal percent; a '%' not followed by a conversion bpftrace knows is
-// literal text too (bpftrace 0.17 ignores it when counting arguments).
+// ParseFormat lists a format string's conversions. "%%" is a literal
+// percent; a conversion bpftrace does not know, or one cut off by the end
+// of the format, is literal text and takes no argument (bpftrace 0.17
+// ignores it when counting arguments), and the printer prints it as
+// written.
 func ParseFormat(s string) []FormatVerb {
 	var out []FormatVerb
-	for i := 0; i < len(s); i++ {
-		if s[i] != '%' {
+	for i := 0; i < len(s); {
+		pc, next, err := printf.NextPiece(s, i)
+		i = next
+		if err != nil || !pc.Conv {
 			continue
 		}
-		if i+1 < len(s) && s[i+1] == '%' {
-			i++
-			continue
+		conv := string(pc.Spec.Verb)
+		if pc.Spec.RawMode != 0 {
+			conv += string(pc.Spec.RawMode)
 		}
-		j := i + 1
-		v := FormatVerb{Start: i}
-		for j < len(s) && strings.IndexByte("-+ #0", s[j]) >= 0 {
-			j++
-		}
-		v.Flags = s[i+1 : j]
-		k := j
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-		}
-		v.Width = s[k:j]
-		if j < len(s) && s[j] == '.' {
-			v.HasPrec = true
-			j++
-			k = j
-			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-				j++
-			}
-			v.Prec = s[k:j]
-		}
-		for _, l := range []string{"hh", "ll", "h", "l", "j", "z", "t"} {
-			if strings.HasPrefix(s[j:], l) {
-				v.Length = l
-				j += len(l)
-				break
-			}
-		}
-		if j >= len(s) {
-			break
-		}
-		switch c := s[j]; c {
-		case 'd', 'i', 'u', 'o', 'x', 'X', 'c', 'p', 's':
-			v.Conv = string(c)
-			j++
-		case 'r':
-			v.Conv = "r"
-			j++
-			if j < len(s) && (s[j] == 'x' || s[j] == 'h') {
-				v.Conv += string(s[j])
-				j++
-			}
-		default:
-			continue
-		}
-		v.End = j
-		out = append(out, v)
-		i = j - 1
+		out = append(out, FormatVerb{Start: next - len(pc.Text), End: next, Text: pc.Text, Spec: pc.Spec, Conv: conv})
 	}
 	return out
 }

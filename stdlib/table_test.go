@@ -54,7 +54,7 @@ func TestParseFormat(t *testing.T) {
 	vs := ParseFormat("%-5s|%5d|%x %% %lu %llx %rx %hhd %q %")
 	var got []string
 	for _, v := range vs {
-		got = append(got, v.Flags+v.Width+v.Length+v.Conv)
+		got = append(got, v.Text[1:])
 	}
 	want := "-5s 5d x lu llx rx hhd"
 	if strings.Join(got, " ") != want {

@@ -1,4 +1,4 @@
-package output
+package printf
 
 import (
 	"strings"
@@ -49,7 +49,10 @@ func TestNextPiece(t *testing.T) {
 			t.Errorf("%q: err %v, want incomplete conversion", f, err)
 		}
 	}
-	if _, _, err := NextPiece("%q", 0); err == nil || !strings.Contains(err.Error(), "unsupported") {
-		t.Errorf("%%q: err %v, want unsupported conversion", err)
+	if pc, next, err := NextPiece("ab%qc", 0); err == nil || !strings.Contains(err.Error(), "unsupported") || pc.Lit != "ab" || pc.Text != "%q" || next != 4 {
+		t.Errorf("%%q: %+v next %d err %v, want unsupported conversion %%q after ab", pc, next, err)
+	}
+	if pc, next, err := NextPiece("x %-5", 0); err == nil || pc.Lit != "x " || pc.Text != "%-5" || next != 5 {
+		t.Errorf("%%-5: %+v next %d err %v, want the incomplete conversion as text", pc, next, err)
 	}
 }

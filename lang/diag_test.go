@@ -38,7 +38,7 @@ func TestDiagnosticTabs(t *testing.T) {
 // marker line as long; a normal line is echoed whole (TestDiagnosticTabs).
 func TestDiagnosticLongLine(t *testing.T) {
 	big := strings.Repeat("@x = 1; ", 110000) // 880 KB
-	small := strings.Repeat("@x = 1; ", 600) // 4.8 KB, past maxEchoLine
+	small := strings.Repeat("@x = 1; ", 600)  // 4.8 KB, past maxEchoLine
 	for _, tc := range []struct {
 		name, src string
 		col       int // of the error (the ';' after "@y = ")

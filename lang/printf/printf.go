@@ -127,5 +127,4 @@ flags:
 	return pc, i, nil
 }
 
-
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

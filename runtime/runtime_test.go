@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/gotrace/gotrace/internal/testkit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,10 +34,7 @@ func requireBPF(t *testing.T) {
 	t.Helper()
 	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("BPF not usable: %v", err)
-		}
-		t.Skipf("BPF not usable: %v", err)
+		testkit.Skipf(t, "BPF not usable: %v", err)
 	}
 	m.Close()
 }
@@ -647,10 +645,7 @@ func TestKprobeLoadsButNoKernelSupport(t *testing.T) {
 
 func TestKprobeDenyList(t *testing.T) {
 	if _, err := kernelFuncs(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		testkit.Skipf(t, "%v", err)
 	}
 	funcs, _ := kernelFuncs()
 	// What the message must count: the matches, and among them the unsafe.
@@ -731,10 +726,7 @@ func TestUntraceableSymbols(t *testing.T) {
 	}
 	funcs, err := kernelFuncs()
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		testkit.Skipf(t, "%v", err)
 	}
 	for _, f := range funcs {
 		if strings.HasPrefix(f.name, "__pfx_") || strings.Contains(f.name, ".part.") {
@@ -763,10 +755,7 @@ func buildHelper(t *testing.T) string {
 	}
 	bin := filepath.Join(dir, "helper")
 	if out, err := exec.Command("cc", "-O1", "-o", bin, src).CombinedOutput(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("cc: %v\n%s", err, out)
-		}
-		t.Skipf("cc: %v\n%s", err, out)
+		testkit.Skipf(t, "cc: %v\n%s", err, out)
 	}
 	return bin
 }

@@ -41,6 +41,14 @@ func missing(t testing.TB, what string, err error) {
 	t.Skipf("skipping: %s", msg)
 }
 
+// Skipf skips t for a reason given as t.Skipf's arguments, or fails it in
+// CI, where nothing a test needs may be missing. Tests use it (or Require)
+// rather than reading CI themselves.
+func Skipf(t testing.TB, format string, args ...any) {
+	t.Helper()
+	missing(t, fmt.Sprintf(format, args...), nil)
+}
+
 var (
 	rootOnce sync.Once
 	rootDir  string

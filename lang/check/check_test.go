@@ -2,7 +2,6 @@ package check
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,11 +12,11 @@ import (
 
 	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/internal/testkit"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // chunk is one script of a testdata file; files hold several, separated by
 // lines of "---".
@@ -224,39 +223,10 @@ func TestValid(t *testing.T) {
 			fmt.Fprintf(&b, "=== %s", ch.text)
 			b.WriteString(Dump(res))
 		}
-		golden := strings.TrimSuffix(f, ".bt") + ".golden"
-		if *update {
-			if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatalf("%v (run with -update)", err)
-		}
-		if string(want) != b.String() {
-			t.Errorf("%s: dump differs from %s (run with -update to see)\n%s", f, golden, firstDiff(string(want), b.String()))
-		}
+		testkit.Golden(t, strings.TrimSuffix(f, ".bt")+".golden", []byte(b.String()))
 	}
 }
 
-func firstDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < len(al) || i < len(bl); i++ {
-		var x, y string
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if x != y {
-			return fmt.Sprintf("line %d:\n want %q\n  got %q", i+1, x, y)
-		}
-	}
-	return ""
-}
 
 // FuzzCheck runs Parse+Check on arbitrary input: no panic, no hang.
 func FuzzCheck(f *testing.F) {

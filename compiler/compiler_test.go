@@ -3,7 +3,7 @@ package compiler
 import (
 	"encoding/binary"
 	"github.com/gotrace/gotrace/compat"
-	"os"
+	"github.com/gotrace/gotrace/internal/testkit"
 	"runtime"
 	"strings"
 	"testing"
@@ -291,17 +291,7 @@ func testGolden(t *testing.T, path string, perf bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(path, []byte(spec.Dump()), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (set UPDATE_GOLDEN=1 to create)", err)
-	}
-	if got := spec.Dump(); got != string(want) {
-		t.Errorf("dump differs from %s:\n%s", path, got)
-	}
+	testkit.Golden(t, path, []byte(spec.Dump()))
 }
 
 // syscallMode is Options.SyscallTracepoints for a test of the perf path

@@ -43,7 +43,7 @@ func compileScriptAs(t *testing.T, v compat.Version, name, text string, params .
 }
 
 // TestScripts compiles every testdata/scripts/*.bt, compares the dump with
-// its .dump golden file (UPDATE_GOLDEN=1 rewrites them) and loads the
+// its .dump golden file (-update rewrites them) and loads the
 // programs into the kernel's verifier.
 func TestScripts(t *testing.T) {
 	files, _ := filepath.Glob("testdata/scripts/*.bt")
@@ -57,12 +57,7 @@ func TestScripts(t *testing.T) {
 				t.Fatal(err)
 			}
 			spec := compileScript(t, "stdin", string(text), "42", "hello")
-			golden := strings.TrimSuffix(f, ".bt") + ".dump"
-			if os.Getenv("UPDATE_GOLDEN") != "" || testkit.Updating() {
-				os.WriteFile(golden, []byte(spec.Dump()), 0o644)
-			} else if want, err := os.ReadFile(golden); err != nil || string(want) != spec.Dump() {
-				t.Errorf("dump differs from %s (UPDATE_GOLDEN=1 to rewrite):\n%s", golden, spec.Dump())
-			}
+			testkit.Golden(t, strings.TrimSuffix(f, ".bt")+".dump", []byte(spec.Dump()))
 			load(t, spec)
 		})
 	}

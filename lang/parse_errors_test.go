@@ -2,28 +2,22 @@ package lang
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gotrace/gotrace/internal/chunked"
 )
 
-// Self-checking testdata: lang/testdata/parse/*.bt.
-//
-// A file is a list of scripts, each introduced by a line "---" (text before
-// the first "---" is a free comment). Lines of the form
-//
-//	// ERROR: LINE:COL-ENDCOL: message
-//
-// are directives: they are removed from the script, and the remaining
-// lines, joined by "\n" without a final newline, are the script. Parse
-// must report exactly the directives' diagnostics, in order (positions
-// refer to the script after removal; ENDCOL is exclusive, as bpftrace
-// prints it). A script without directives must parse.
+// Self-checking testdata: lang/testdata/parse/*.bt, read by
+// internal/chunked (chunks separated by "---"; each expected diagnostic a
+// `//! LINE:COL-END: message` line of its own, removed from the script).
+// Parse must report exactly the expected diagnostics, in order. A script
+// without expectations must parse.
 
 type parseCase struct {
 	file string
-	line int // line of the "---" in the file
+	line int // the file's line where the chunk starts
 	src  string
 	want []string
 }
@@ -35,39 +29,13 @@ func loadParseCases(t testing.TB) []parseCase {
 	}
 	var cases []parseCase
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var cur *parseCase
-		var body []string
-		flush := func() {
-			if cur != nil {
-				cur.src = strings.Join(body, "\n")
-				cases = append(cases, *cur)
+		for _, ch := range chunked.Read(t, f) {
+			c := parseCase{file: f, line: ch.Line, src: ch.Text}
+			for _, w := range ch.Want {
+				c.want = append(c.want, w.String())
 			}
+			cases = append(cases, c)
 		}
-		for i, line := range strings.Split(string(data), "\n") {
-			if line == "---" {
-				flush()
-				cur = &parseCase{file: f, line: i + 1}
-				body = nil
-				continue
-			}
-			if cur == nil {
-				continue
-			}
-			if msg, ok := strings.CutPrefix(line, "// ERROR: "); ok {
-				cur.want = append(cur.want, msg)
-				continue
-			}
-			body = append(body, line)
-		}
-		// The file's final newline is not part of the last script.
-		if len(body) > 0 && body[len(body)-1] == "" {
-			body = body[:len(body)-1]
-		}
-		flush()
 	}
 	return cases
 }

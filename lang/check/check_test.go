@@ -5,53 +5,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/internal/chunked"
 	"github.com/gotrace/gotrace/internal/testkit"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 )
 
-
-// chunk is one script of a testdata file; files hold several, separated by
-// lines of "---".
-type chunk struct {
-	file string
-	line int // first line of the chunk in the file
-	text string
-}
-
-func chunks(t *testing.T, path string) []chunk {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []chunk
-	var cur []string
-	start := 1
-	flush := func(next int) {
-		text := strings.Join(cur, "\n")
-		if strings.TrimSpace(text) != "" {
-			out = append(out, chunk{file: path, line: start, text: text + "\n"})
-		}
-		cur = nil
-		start = next
-	}
-	for i, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-		if l == "---" {
-			flush(i + 2)
-			continue
-		}
-		cur = append(cur, l)
-	}
-	flush(0)
-	return out
-}
 
 // options reads "// opts: unsafe strlen=N params=a,b" from a chunk.
 func options(text string) Options {
@@ -81,10 +46,6 @@ func options(text string) Options {
 	return o
 }
 
-// An expectation comment on a line: `//! COL-END: message` or
-// `//! COL: message`, optionally followed by ` //hint: text`.
-var expectRE = regexp.MustCompile(`//! (\d+)(?:-(\d+))?: (.*?)(?: //hint: (.*))?$`)
-
 type diagKey struct {
 	line, col, end int
 	msg, hint      string
@@ -108,41 +69,28 @@ func TestErrors(t *testing.T) {
 	}
 	total := 0
 	for _, f := range files {
-		for _, ch := range chunks(t, f) {
+		for _, ch := range chunked.Read(t, f) {
 			total++
+			ch.Text += "\n"
 			var want []diagKey
 			checkHints := map[int]bool{}
-			for i, l := range strings.Split(ch.text, "\n") {
-				for _, part := range strings.Split(l, "//! ")[1:] {
-					m := expectRE.FindStringSubmatch("//! " + part)
-					if m == nil {
-						t.Errorf("%s:%d: bad expectation %q", f, ch.line+i, part)
-						continue
-					}
-					var col, end int
-					fmt.Sscan(m[1], &col)
-					end = col + 1
-					if m[2] != "" {
-						fmt.Sscan(m[2], &end)
-					}
-					msg := strings.TrimSpace(m[3])
-					want = append(want, diagKey{line: i + 1, col: col, end: end, msg: msg, hint: m[4]})
-					if m[4] != "" {
-						checkHints[len(want)-1] = true
-					}
+			for _, w := range ch.Want {
+				want = append(want, diagKey{line: w.Line, col: w.Col, end: w.End, msg: w.Msg, hint: w.Hint})
+				if w.HasHint {
+					checkHints[len(want)-1] = true
 				}
 			}
-			prog, err := lang.Parse(&lang.Source{Name: "stdin", Text: ch.text})
+			prog, err := lang.Parse(&lang.Source{Name: "stdin", Text: ch.Text})
 			if err != nil {
-				t.Errorf("%s:%d: parse error: %v", f, ch.line, err)
+				t.Errorf("%s:%d: parse error: %v", f, ch.Line, err)
 				continue
 			}
-			_, err = Check(prog, options(ch.text))
+			_, err = Check(prog, options(ch.Text))
 			var got []diagKey
 			if err != nil {
 				ds, ok := err.(*lang.Diagnostics)
 				if !ok {
-					t.Errorf("%s:%d: error is %T, not *lang.Diagnostics: %v", f, ch.line, err, err)
+					t.Errorf("%s:%d: error is %T, not *lang.Diagnostics: %v", f, ch.Line, err, err)
 					continue
 				}
 				for _, d := range ds.Items {
@@ -154,7 +102,7 @@ func TestErrors(t *testing.T) {
 				}
 			}
 			if len(want) == 0 {
-				t.Errorf("%s:%d: chunk announces no error", f, ch.line)
+				t.Errorf("%s:%d: chunk announces no error", f, ch.Line)
 			}
 			for i := range want {
 				if !checkHints[i] {
@@ -174,18 +122,18 @@ func TestErrors(t *testing.T) {
 					}
 				}
 				if !found {
-					t.Errorf("%s:%d: missing error %v\ngot:\n%s", f, ch.line+w.line-1, w, list(got))
+					t.Errorf("%s:%d: missing error %v\ngot:\n%s", f, ch.Line+w.line-1, w, list(got))
 				}
 			}
 			for j, g := range got {
 				if !used[j] {
-					t.Errorf("%s:%d: unexpected error %v", f, ch.line+g.line-1, g)
+					t.Errorf("%s:%d: unexpected error %v", f, ch.Line+g.line-1, g)
 				}
 			}
 			if err != nil && !sort.SliceIsSorted(got, func(a, b int) bool {
 				return got[a].line < got[b].line || got[a].line == got[b].line && got[a].col < got[b].col
 			}) {
-				t.Errorf("%s:%d: errors not sorted by position", f, ch.line)
+				t.Errorf("%s:%d: errors not sorted by position", f, ch.Line)
 			}
 		}
 	}
@@ -209,18 +157,19 @@ func TestValid(t *testing.T) {
 	}
 	for _, f := range files {
 		var b strings.Builder
-		for _, ch := range chunks(t, f) {
-			prog, err := lang.Parse(&lang.Source{Name: "stdin", Text: ch.text})
+		for _, ch := range chunked.Read(t, f) {
+			ch.Text += "\n"
+			prog, err := lang.Parse(&lang.Source{Name: "stdin", Text: ch.Text})
 			if err != nil {
-				t.Errorf("%s:%d: parse error: %v", f, ch.line, err)
+				t.Errorf("%s:%d: parse error: %v", f, ch.Line, err)
 				continue
 			}
-			res, err := Check(prog, options(ch.text))
+			res, err := Check(prog, options(ch.Text))
 			if err != nil {
-				t.Errorf("%s:%d: unexpected errors:\n%v", f, ch.line, err)
+				t.Errorf("%s:%d: unexpected errors:\n%v", f, ch.Line, err)
 				continue
 			}
-			fmt.Fprintf(&b, "=== %s", ch.text)
+			fmt.Fprintf(&b, "=== %s", ch.Text)
 			b.WriteString(Dump(res))
 		}
 		testkit.Golden(t, strings.TrimSuffix(f, ".bt")+".golden", []byte(b.String()))

@@ -288,7 +288,7 @@ func (g *gen) countLost() {
 }
 
 func (g *gen) EventFormat(kind stdlib.EventKind, format string, args *types.Type) int {
-	return g.c.addEvent(&Event{Kind: EventKind(kind), Format: format, Args: args, Pos: g.span})
+	return g.c.addEvent(&Event{Kind: kind, Format: format, Args: args, Pos: g.span})
 }
 
 func (g *gen) KernelSymbol(name string) (uint64, bool) { return g.c.kernelSymbol(name) }

@@ -125,17 +125,6 @@ func TestCountByPidVerifies(t *testing.T) {
 	load(t, compileT(t, b.result(p)))
 }
 
-func TestEventKindsAgree(t *testing.T) {
-	pairs := map[stdlib.EventKind]EventKind{stdlib.EvPrintf: EvPrintf, stdlib.EvPrint: EvPrint,
-		stdlib.EvClear: EvClear, stdlib.EvZero: EvZero, stdlib.EvExit: EvExit, stdlib.EvTime: EvTime,
-		stdlib.EvCat: EvCat, stdlib.EvSystem: EvSystem, stdlib.EvJoin: EvJoin, stdlib.EvPrintNonMap: EvPrintNonMap, stdlib.EvHelperError: EvHelperError}
-	for s, c := range pairs {
-		if uint8(s) != uint8(c) {
-			t.Errorf("stdlib event kind %d != compiler %d", s, c)
-		}
-	}
-}
-
 // TestEveryRowHasGen fails for a stdlib row the compiler cannot generate.
 func TestEveryRowHasGen(t *testing.T) {
 	// Rows computed entirely by the checker or in userspace.

@@ -79,14 +79,3 @@ func dumpInsns(b *strings.Builder, insns asm.Instructions) {
 	}
 }
 
-var eventKindNames = [...]string{
-	EvPrintf: "printf", EvPrint: "print", EvClear: "clear", EvZero: "zero", EvExit: "exit",
-	EvTime: "time", EvCat: "cat", EvSystem: "system", EvJoin: "join", EvPrintNonMap: "print_value", EvHelperError: "helper_error", EvErrorf: "errorf", EvWarnf: "warnf",
-}
-
-func (k EventKind) String() string {
-	if int(k) < len(eventKindNames) {
-		return eventKindNames[k]
-	}
-	return fmt.Sprintf("event(%d)", k)
-}

@@ -398,7 +398,7 @@ func (g *gen) Event(kind stdlib.EventKind, format, mapName string, args []lang.E
 		elems = append(elems, storage(t))
 	}
 	tup := types.TupleOf(elems...)
-	id := g.c.addEvent(&Event{Kind: EventKind(kind), Format: format, Args: tup, Map: mapName, Pos: g.span})
+	id := g.c.addEvent(&Event{Kind: kind, Format: format, Args: tup, Map: mapName, Pos: g.span})
 	size := 8 + tup.Size
 	buf := g.allocMem(size)
 	base, off := g.baseOf(buf, asm.R1)

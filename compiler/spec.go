@@ -10,6 +10,7 @@ import (
 
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
+	"github.com/gotrace/gotrace/stdlib"
 )
 
 // Spec is the compiler's output.
@@ -79,27 +80,24 @@ type MapSpec struct {
 	PerCPU bool
 }
 
-// EventKind says what a ring-buffer record asks userspace to do.
-type EventKind uint8
+// EventKind says what a ring-buffer record asks userspace to do: the
+// builtins' enum (stdlib), one for the code generators and the runtime.
+type EventKind = stdlib.EventKind
 
 const (
-	EvPrintf EventKind = iota
-	EvPrint            // print(@map) or print(value)
-	EvClear
-	EvZero
-	EvExit
-	EvTime
-	EvCat
-	EvSystem
-	EvJoin
-	EvPrintNonMap // print(expr)
-	// EvHelperError: a helper failed under -k/-kk; Format names the helper
-	// (map_lookup_elem ...), Args is (s64 return value), Pos the call.
-	EvHelperError
-	// EvErrorf, EvWarnf: errorf()/warnf() (bpftrace 0.26): Format and Args
-	// as printf, printed on stderr as a diagnostic at Pos.
-	EvErrorf
-	EvWarnf
+	EvPrintf      = stdlib.EvPrintf
+	EvPrint       = stdlib.EvPrint
+	EvClear       = stdlib.EvClear
+	EvZero        = stdlib.EvZero
+	EvExit        = stdlib.EvExit
+	EvTime        = stdlib.EvTime
+	EvCat         = stdlib.EvCat
+	EvSystem      = stdlib.EvSystem
+	EvJoin        = stdlib.EvJoin
+	EvPrintNonMap = stdlib.EvPrintNonMap
+	EvHelperError = stdlib.EvHelperError
+	EvErrorf      = stdlib.EvErrorf
+	EvWarnf       = stdlib.EvWarnf
 )
 
 // Event is the layout and meaning of one kind of ring-buffer record.

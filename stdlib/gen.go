@@ -1,6 +1,8 @@
 package stdlib
 
 import (
+	"fmt"
+
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/gotrace/gotrace/compat"
@@ -171,22 +173,40 @@ type AggOp struct {
 	Init func(g Gen, ptr, arg asm.Register)
 }
 
-// Event kinds, in the order of compiler.EventKind (a test checks they agree).
+// Event kinds: what a ring-buffer record asks userspace to do. The one
+// enum: compiler.EventKind is this type.
 const (
-	EvPrintf EventKind = iota
-	EvPrint
-	EvClear
-	EvZero
-	EvExit
-	EvTime
-	EvCat
-	EvSystem
-	EvJoin
-	EvPrintNonMap
+	EvPrintf      EventKind = iota
+	EvPrint                 // print(@map) or print(value)
+	EvClear                 // clear(@map)
+	EvZero                  // zero(@map)
+	EvExit                  // exit()
+	EvTime                  // time()
+	EvCat                   // cat()
+	EvSystem                // system()
+	EvJoin                  // join()
+	EvPrintNonMap           // print(expr)
+	// EvHelperError: a helper failed under -k/-kk; Format names the helper
+	// (map_lookup_elem ...), Args is (s64 return value), Pos the call.
 	EvHelperError
+	// EvErrorf, EvWarnf: errorf()/warnf() (bpftrace 0.26): Format and Args
+	// as printf, printed on stderr as a diagnostic at Pos.
 	EvErrorf
 	EvWarnf
 )
+
+var eventKindNames = [...]string{
+	EvPrintf: "printf", EvPrint: "print", EvClear: "clear", EvZero: "zero", EvExit: "exit",
+	EvTime: "time", EvCat: "cat", EvSystem: "system", EvJoin: "join", EvPrintNonMap: "print_value", EvHelperError: "helper_error", EvErrorf: "errorf", EvWarnf: "warnf",
+}
+
+// String names the kind as the compiler's dumps do.
+func (k EventKind) String() string {
+	if int(k) < len(eventKindNames) {
+		return eventKindNames[k]
+	}
+	return fmt.Sprintf("event(%d)", k)
+}
 
 // Gens holds the code generation of each builtin by name; the gen*.go
 // files fill it and copy each GenFunc into its Table row (rows are

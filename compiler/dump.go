@@ -78,4 +78,3 @@ func dumpInsns(b *strings.Builder, insns asm.Instructions) {
 		fmt.Fprintf(b, "  %4d: %v\n", iter.Offset, *ins)
 	}
 }
-

@@ -82,7 +82,7 @@ func TestParseArgsErrors(t *testing.T) {
 		{[]string{"--compat", "0.17", "-p", "1 ", "f.bt"}, "pid '1 ' is not a valid decimal number"},
 		{[]string{"--compat", "0.17", "-p", "0x10", "f.bt"}, "pid '0x10' is not a valid decimal number"},
 		{[]string{"--compat", "0.17", "-p", "+-1", "f.bt"}, "pid '+-1' is not a valid decimal number"},
-		{[]string{"-f", "xml", "-e", "p"}, "Invalid output format \"xml\"\nValid formats: 'text', 'json'"},
+		{[]string{"-f", "xml", "-e", "p"}, "Invalid output format \"xml\"\nValid formats: 'text', 'json', 'folded'"},
 		{[]string{"-B", "foo", "-e", "p"}, "USAGE: -B must be either 'line', 'full', or 'none'."},
 		{[]string{"-c"}, "option requires an argument -- 'c'"},
 		{[]string{"-Z"}, "invalid option -- 'Z'"},

@@ -18,6 +18,10 @@ type Format uint8
 const (
 	Text Format = iota
 	JSON
+	// Folded prints maps as folded stacks (stackcollapse's
+	// "root;...;leaf count" lines, the input of flame graph tools) and
+	// everything else as Text.
+	Folded
 )
 
 // ParseFormat parses the -f flag's argument.
@@ -27,8 +31,10 @@ func ParseFormat(s string) (Format, error) {
 		return Text, nil
 	case "json":
 		return JSON, nil
+	case "folded":
+		return Folded, nil
 	}
-	return Text, fmt.Errorf("invalid output format %q: valid formats are text and json", s)
+	return Text, fmt.Errorf("invalid output format %q: valid formats are text, json and folded", s)
 }
 
 // Frame is one resolved stack frame.
@@ -100,6 +106,10 @@ type Printer struct {
 	// nil: the output. With -o FILE bpftrace prints them on stdout, not
 	// in the file.
 	ExitGap io.Writer
+	// FlameGraph, when set, is the file ExitMaps writes an SVG flame graph
+	// of the stack-keyed maps to (--flamegraph); FlameTitle its title.
+	FlameGraph string
+	FlameTitle string
 }
 
 // New returns a Printer writing to w.

@@ -30,6 +30,7 @@ const (
 
 	Chromium   Capability = "chromium"   // headless Chromium, to render SVGs
 	Podman     Capability = "podman"     // builds and runs container images
+	Runc       Capability = "runc"       // podman's OCI runtime on hybrid cgroups (crun refuses them)
 	Prometheus Capability = "prometheus" // Debian's prometheus server binary
 )
 
@@ -38,6 +39,7 @@ const (
 var commands = map[Capability][2]string{
 	Chromium:   {"chromium", "chromium"},
 	Podman:     {"podman", "podman"},
+	Runc:       {"runc", "runc"},
 	Prometheus: {"prometheus", "prometheus"},
 }
 

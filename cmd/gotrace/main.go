@@ -210,6 +210,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		printer.P.ExitGap = stdout // as bpftrace: not into the file
 	}
 	if c.flamegraph != "" {
+		// Fail now, not after tracing, when the file cannot be written.
+		f, err := os.OpenFile(c.flamegraph, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			fmt.Fprintf(stderr, "ERROR: --flamegraph: %v\n", err)
+			return 1
+		}
+		f.Close()
 		printer.P.FlameGraph = c.flamegraph
 		printer.P.FlameTitle = "gotrace " + flameTitle(c)
 	}

@@ -35,12 +35,18 @@ type MapData struct {
 
 // ExitMaps prints the maps as bpftrace does when the script ends: two
 // newlines, then every map in name order.
+// With FlameGraph set, the flame graph is written after the maps.
 func (p *Printer) ExitMaps(maps []MapData) error {
-	if p.FlameGraph != "" {
-		if err := p.WriteFlameGraphFile(p.FlameGraph, maps); err != nil {
-			return err
-		}
+	if err := p.exitMaps(maps); err != nil {
+		return err
 	}
+	if p.FlameGraph != "" {
+		return p.WriteFlameGraphFile(p.FlameGraph, maps)
+	}
+	return nil
+}
+
+func (p *Printer) exitMaps(maps []MapData) error {
 	if p.format == Folded {
 		return p.AllMaps(maps) // folded lines only: no blank lines for tools to skip
 	}

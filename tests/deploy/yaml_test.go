@@ -77,7 +77,9 @@ func (y *yamlParser) content(i int) string {
 	return strings.TrimRight(l, " ")
 }
 
-func (y *yamlParser) indent(i int) int { return len(y.lines[i]) - len(strings.TrimLeft(y.lines[i], " ")) }
+func (y *yamlParser) indent(i int) int {
+	return len(y.lines[i]) - len(strings.TrimLeft(y.lines[i], " "))
+}
 
 func (y *yamlParser) skipBlank() {
 	for y.i < len(y.lines) && y.content(y.i) == "" {

@@ -395,9 +395,10 @@ func TestContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The static binary, as deploy/README.md builds it.
+	// The static binary, as deploy/README.md builds it (without -trimpath:
+	// that shares the build cache with the other tests).
 	t0 := time.Now()
-	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(ctx, "gotrace"), "./cmd/gotrace")
+	build := exec.Command("go", "build", "-ldflags=-s -w", "-o", filepath.Join(ctx, "gotrace"), "./cmd/gotrace")
 	build.Dir = root
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if r := testkit.RunBounded(t, 10*time.Minute, build); r.ExitCode != 0 || r.TimedOut {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gotrace/gotrace/internal/testkit"
+	"github.com/gotrace/gotrace/runtime/output"
 )
 
 // targetAfterPrologue is the offset in the uchain helper's target just
@@ -179,4 +180,93 @@ func near(a, b [3]int) bool {
 		}
 	}
 	return true
+}
+
+// flameStacks is a small profile: main calls work, which calls leaf (55
+// samples), spends 25 in itself and 10 in a page fault; 4 samples are in
+// other.
+func flameStacks() []output.FoldedStack {
+	u := func(n string) output.FoldedFrame { return output.FoldedFrame{Name: n, Kind: output.FrameUser} }
+	k := func(n string) output.FoldedFrame { return output.FoldedFrame{Name: n, Kind: output.FrameKernel} }
+	return []output.FoldedStack{
+		{Frames: []output.FoldedFrame{u("main"), u("work"), u("leaf")}, Value: 55},
+		{Frames: []output.FoldedFrame{u("main"), u("work")}, Value: 25},
+		{Frames: []output.FoldedFrame{u("main"), u("work"), k("asm_exc_page_fault"), k("clear_page")}, Value: 10},
+		{Frames: []output.FoldedFrame{u("other")}, Value: 4},
+	}
+}
+
+// dumpDOM has Chromium load the SVG, run drive (JavaScript, after the
+// graph's own init) and print the resulting document.
+func dumpDOM(t *testing.T, svg, drive string) string {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "flame.svg")
+	inj := `<script><![CDATA[window.addEventListener("load", function () {` + drive + `});]]></script></svg>`
+	if err := os.WriteFile(path, []byte(strings.Replace(svg, "</svg>", inj, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("chromium", "--headless", "--no-sandbox", "--disable-gpu",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--dump-dom", "file://"+path)
+	res := testkit.RunBounded(t, 90*time.Second, cmd)
+	if res.TimedOut || res.ExitCode != 0 {
+		t.Fatalf("chromium --dump-dom: exit %d (timed out %v):\n%s", res.ExitCode, res.TimedOut, res.Stderr)
+	}
+	return res.Stdout
+}
+
+// frameState is a frame's class and rect after the script ran.
+func frameState(t *testing.T, dom, name string) (class, x, width string) {
+	t.Helper()
+	m := regexp.MustCompile(`<g class="([^"]*)" data-x="\d+" data-w="\d+" data-d="\d+"><title>` + regexp.QuoteMeta(name) + ` \(\d+ samples, [0-9.]+%\)</title><rect x="([0-9.]+)" y="\d+" width="([0-9.]+)"`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("no frame %s in the document:\n%s", name, dom)
+	}
+	return m[1], m[2], m[3]
+}
+
+// TestFlameGraphScript runs the SVG's own script in Chromium: a click's
+// zoom on work widens it to the whole width (its callees in proportion,
+// in name order: the page fault, then leaf;
+// main and the root faded behind it, other hidden), a search counts nested
+// matches once, and Reset Zoom puts everything back.
+func TestFlameGraphScript(t *testing.T) {
+	testkit.Require(t, testkit.Chromium)
+	var sb strings.Builder
+	if err := output.WriteFlameGraph(&sb, flameStacks(), "script test"); err != nil {
+		t.Fatal(err)
+	}
+	svg := sb.String()
+	clickWork := `var g = frames.filter(function (f) { return name(f) === "work"; })[0]; g.dispatchEvent(new MouseEvent("click"));`
+	dom := dumpDOM(t, svg, clickWork+` window.prompt = function () { return "leaf|page|clear"; }; search();`)
+	for name, want := range map[string][3]string{
+		"work":  {"f", "10.00", "1180.00"},
+		"leaf":  {"f match", fmt.Sprintf("%.2f", 10+10*1180.0/90), fmt.Sprintf("%.2f", 55*1180.0/90)},
+		"main":  {"f anc", "10.00", "1180.00"},
+		"all":   {"f anc", "10.00", "1180.00"},
+		"other": {"f hide", "", ""},
+	} {
+		class, x, w := frameState(t, dom, name)
+		if class != want[0] || (want[1] != "" && (x != want[1] || w != want[2])) {
+			t.Errorf("after zooming on work, %s: class %q x %s width %s, want %q %s %s", name, class, x, w, want[0], want[1], want[2])
+		}
+	}
+	// leaf (55) and the page fault (10, with clear_page nested in it) of 94.
+	if want := fmt.Sprintf("Matched: %.1f%%", 100*65.0/94); !strings.Contains(dom, want) {
+		t.Errorf("no %q in the document", want)
+	}
+	if !strings.Contains(dom, `id="unzoom" class="btn"`) {
+		t.Errorf("Reset Zoom not shown after zooming")
+	}
+
+	dom = dumpDOM(t, svg, clickWork+` unzoom();`)
+	for name, want := range map[string][2]string{
+		"work":  {"10.00", fmt.Sprintf("%.2f", 90*1180.0/94)},
+		"other": {fmt.Sprintf("%.2f", 10+90*1180.0/94), fmt.Sprintf("%.2f", 4*1180.0/94)},
+	} {
+		class, x, w := frameState(t, dom, name)
+		if class != "f" || x != want[0] || w != want[1] {
+			t.Errorf("after Reset Zoom, %s: class %q x %s width %s, want x %s width %s", name, class, x, w, want[0], want[1])
+		}
+	}
 }

@@ -86,7 +86,7 @@ scrape_configs:
 		}
 	})
 	p := &prometheus{url: "http://" + addr, cmd: cmd, log: &log}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		select {
 		case <-done:
@@ -101,7 +101,7 @@ scrape_configs:
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("prometheus not ready after 30s: %v\n%s", err, log.String())
+			t.Fatalf("prometheus not ready after 60s: %v\n%s", err, log.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -186,7 +186,7 @@ func TestPrometheusScrapesGotrace(t *testing.T) {
 		t.Fatalf("uchain: exit %d: %s", r.ExitCode, r.Stderr)
 	}
 
-	p.waitValue(t, `gotrace_calls_total{job="gotrace"}`, "1000", 30*time.Second)
+	p.waitValue(t, `gotrace_calls_total{job="gotrace"}`, "1000", 60*time.Second)
 	t.Logf("Prometheus saw 1000 calls %v after gotrace started", time.Since(t0).Round(time.Millisecond))
 	p.waitValue(t, `gotrace_k_count`, "1000", 10*time.Second)
 	for le, want := range map[string]string{"0": "1", "1": "2", "3": "4", "255": "256", "511": "512", "1023": "1000", "+Inf": "1000"} {

@@ -40,6 +40,9 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"-d", "ast,types", "-e", "p"}, config{debug: 1, debugStages: []string{"ast", "types"}, program: "p", format: "text"}},
 		{[]string{"-e", "one", "-e", "two"}, config{program: "two", format: "text"}},
 		{[]string{"s.bt", "--", "-1"}, config{file: "s.bt", params: []string{"-1"}, format: "text"}},
+		// Flame graphs.
+		{[]string{"-f", "folded", "--flamegraph", "out.svg", "-e", "p"}, config{format: "folded", flamegraph: "out.svg", program: "p"}},
+		{[]string{"--flamegraph=o.svg", "s.bt"}, config{format: "text", flamegraph: "o.svg", file: "s.bt"}},
 	}
 	for _, tt := range tests {
 		got, err := parseArgs(tt.args)

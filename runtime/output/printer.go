@@ -145,17 +145,19 @@ func (p *Printer) AttachedProbes(n int) error {
 	if n == 1 {
 		plural = ""
 	}
+	msg := fmt.Sprintf("Attaching %d probe%s...\n", n, plural)
 	if p.Compat.AttachedAfter() {
-		msg := fmt.Sprintf("Attached %d probe%s\n", n, plural)
-		if p.Notices == nil {
-			return p.write(msg)
-		}
-		if _, err := io.WriteString(p.Notices, msg); err != nil {
-			return fmt.Errorf("write output: %w", err)
-		}
-		return nil
+		msg = fmt.Sprintf("Attached %d probe%s\n", n, plural)
 	}
-	return p.write(fmt.Sprintf("Attaching %d probe%s...\n", n, plural))
+	// Folded output is data for flame graph tools: the message goes with
+	// the notices, in 0.17's wording too.
+	if p.Notices == nil || (!p.Compat.AttachedAfter() && p.format != Folded) {
+		return p.write(msg)
+	}
+	if _, err := io.WriteString(p.Notices, msg); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
 }
 
 // LostEvents reports n events the kernel dropped.

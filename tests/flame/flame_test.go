@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -268,5 +269,47 @@ func TestFlameGraphScript(t *testing.T) {
 		if class != "f" || x != want[0] || w != want[1] {
 			t.Errorf("after Reset Zoom, %s: class %q x %s width %s, want x %s width %s", name, class, x, w, want[0], want[1])
 		}
+	}
+}
+
+// TestFoldedKernelAndUser folds real kernel and user stacks together: the
+// naps helper's system calls (nanosleeps), @[kstack, ustack] at
+// raw_syscalls:sys_enter until 200 of them. Every line has the user
+// frames first (libc's nanosleep) and the kernel's syscall entry on top
+// of them; the lines' counts add up to @n, the calls counted, and the
+// attach message stays off stdout.
+func TestFoldedKernelAndUser(t *testing.T) {
+	testkit.Require(t, testkit.Root, testkit.BPF, testkit.Tracefs, testkit.GCC)
+	h := testkit.StartHelper(t, "naps", "1000000", "100")
+	h.Go()
+	tr := testkit.StartTracer(t, 20*time.Second, testkit.Gotrace(t), "-f", "folded", "-e",
+		fmt.Sprintf(`tracepoint:raw_syscalls:sys_enter /pid == %d/ { @[kstack, ustack] = count(); @n++; if (@n == 200) { exit(); } }`, h.Pid))
+	r := tr.Wait(20 * time.Second)
+	if r.ExitCode != 0 || r.TimedOut {
+		t.Fatalf("gotrace: exit %d (timed out %v)\nstdout:\n%s\nstderr:\n%s", r.ExitCode, r.TimedOut, r.Stdout, r.Stderr)
+	}
+	total, n := 0, -1
+	for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			t.Fatalf("not a folded line: %q\n%s", line, r.Stdout)
+		}
+		v, err := strconv.Atoi(line[i+1:])
+		if err != nil {
+			t.Fatalf("not a folded line: %q\n%s", line, r.Stdout)
+		}
+		if line[:i] == "@n" {
+			n = v
+			continue
+		}
+		total += v
+		frames := strings.Split(line[:i], ";")
+		entry := slices.IndexFunc(frames, func(f string) bool { return strings.HasPrefix(f, "entry_SYSCALL_64") })
+		if entry < 1 || !slices.Contains(frames[entry:], "do_syscall_64") || !strings.Contains(strings.Join(frames[:entry], ";"), "nanosleep") {
+			t.Errorf("want libc's nanosleep below entry_SYSCALL_64, do_syscall_64 above: %q", line)
+		}
+	}
+	if n < 200 || total != n {
+		t.Errorf("folded counts add up to %d, @n is %d (want at least 200):\n%s", total, n, r.Stdout)
 	}
 }

@@ -36,7 +36,8 @@ type config struct {
 	includes    []string
 	noWarnings  bool
 	metrics     string
-	explain     bool // `gotrace explain ...`
+	flamegraph  string // --flamegraph FILE.svg
+	explain     bool   // `gotrace explain ...`
 	compat      compat.Version
 	compatSet   bool   // --compat given (it wins over GOTRACE_COMPAT)
 	pidStr      string // -p/--pid as given: validated by checkPid once --compat is known
@@ -94,7 +95,11 @@ OPTIONS:
 
     -o, --output FILE
                    redirect output to FILE
-    -f FORMAT      output format ('text', 'json')
+    -f FORMAT      output format ('text', 'json', 'folded': maps as folded stacks,
+                   "root;...;leaf count", for flame graph tools)
+    --flamegraph FILE.svg
+                   at exit, also draw the stack-keyed maps (kstack, ustack) as an
+                   interactive SVG flame graph in FILE.svg
     -B MODE        output buffering mode ('line', 'full', 'none')
     -q, --quiet    keep messages quiet
     -k, --warnings emit a warning when a bpf helper returns an error
@@ -209,6 +214,8 @@ func parseArgs(args []string) (*config, error) {
 				c.includes = append(c.includes, v)
 			case "metrics":
 				c.metrics, err = getVal()
+			case "flamegraph":
+				c.flamegraph, err = getVal()
 			case "pid":
 				c.pidStr, err = getVal()
 				c.hasPid = err == nil
@@ -378,9 +385,9 @@ func parseArgs(args []string) (*config, error) {
 		c.params = rest
 	}
 	switch c.format {
-	case "text", "json":
+	case "text", "json", "folded":
 	default:
-		return nil, fmt.Errorf("Invalid output format \"%s\"\nValid formats: 'text', 'json'", c.format)
+		return nil, fmt.Errorf("Invalid output format \"%s\"\nValid formats: 'text', 'json', 'folded'", c.format)
 	}
 	switch c.buffering {
 	case "", "line", "full", "none":

@@ -40,6 +40,9 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"-d", "ast,types", "-e", "p"}, config{debug: 1, debugStages: []string{"ast", "types"}, program: "p", format: "text"}},
 		{[]string{"-e", "one", "-e", "two"}, config{program: "two", format: "text"}},
 		{[]string{"s.bt", "--", "-1"}, config{file: "s.bt", params: []string{"-1"}, format: "text"}},
+		// Flame graphs.
+		{[]string{"-f", "folded", "--flamegraph", "out.svg", "-e", "p"}, config{format: "folded", flamegraph: "out.svg", program: "p"}},
+		{[]string{"--flamegraph=o.svg", "s.bt"}, config{format: "text", flamegraph: "o.svg", file: "s.bt"}},
 	}
 	for _, tt := range tests {
 		got, err := parseArgs(tt.args)
@@ -82,7 +85,7 @@ func TestParseArgsErrors(t *testing.T) {
 		{[]string{"--compat", "0.17", "-p", "1 ", "f.bt"}, "pid '1 ' is not a valid decimal number"},
 		{[]string{"--compat", "0.17", "-p", "0x10", "f.bt"}, "pid '0x10' is not a valid decimal number"},
 		{[]string{"--compat", "0.17", "-p", "+-1", "f.bt"}, "pid '+-1' is not a valid decimal number"},
-		{[]string{"-f", "xml", "-e", "p"}, "Invalid output format \"xml\"\nValid formats: 'text', 'json'"},
+		{[]string{"-f", "xml", "-e", "p"}, "Invalid output format \"xml\"\nValid formats: 'text', 'json', 'folded'"},
 		{[]string{"-B", "foo", "-e", "p"}, "USAGE: -B must be either 'line', 'full', or 'none'."},
 		{[]string{"-c"}, "option requires an argument -- 'c'"},
 		{[]string{"-Z"}, "invalid option -- 'Z'"},

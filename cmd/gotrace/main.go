@@ -198,10 +198,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return 1
 	}
 	defer out.Close()
-	format := output.Text
-	if c.format == "json" {
-		format = output.JSON
-	}
+	format, _ := output.ParseFormat(c.format) // checked by parseArgs
 	syms := sym.New(symOptions(compiled.Settings))
 	printer := runtime.NewTextPrinter(out, format, syms, compiled.Spec)
 	printer.Unsafe = c.unsafe
@@ -211,6 +208,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	printer.CatMax = set.catBytesMax
 	if c.output != "" {
 		printer.P.ExitGap = stdout // as bpftrace: not into the file
+	}
+	if c.flamegraph != "" {
+		// Fail now, not after tracing, when the file cannot be written.
+		f, err := os.OpenFile(c.flamegraph, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			fmt.Fprintf(stderr, "ERROR: --flamegraph: %v\n", err)
+			return 1
+		}
+		f.Close()
+		printer.P.FlameGraph = c.flamegraph
+		printer.P.FlameTitle = "gotrace " + flameTitle(c)
 	}
 	opts := runtime.Options{
 		MaxProbes:       set.maxProbes,
@@ -276,6 +284,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return 1
 	}
 	return 0
+}
+
+// flameTitle names the script in the flame graph's title: the file, or
+// the -e program (shortened).
+func flameTitle(c *config) string {
+	if c.program == "" {
+		return c.file
+	}
+	p := strings.Join(strings.Fields(c.program), " ")
+	if r := []rune(p); len(r) > 90 {
+		p = string(r[:87]) + "..."
+	}
+	return "-e '" + p + "'"
 }
 
 // settingsEnv collects the environment variables of the config settings

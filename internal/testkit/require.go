@@ -27,7 +27,21 @@ const (
 	Bpftrace Capability = "bpftrace"     // bpftrace runs, for side-by-side tests
 	Go       Capability = "go toolchain" // go builds cmd/gotrace
 	LibcDbg  Capability = "libc6-dbg"    // libc's separate debug information
+
+	Chromium   Capability = "chromium"   // headless Chromium, to render SVGs
+	Podman     Capability = "podman"     // builds and runs container images
+	Runc       Capability = "runc"       // podman's OCI runtime on hybrid cgroups (crun refuses them)
+	Prometheus Capability = "prometheus" // Debian's prometheus server binary
 )
+
+// commands are the binaries of the capabilities that are a program, and
+// the Debian package holding each.
+var commands = map[Capability][2]string{
+	Chromium:   {"chromium", "chromium"},
+	Podman:     {"podman", "podman"},
+	Runc:       {"runc", "runc"},
+	Prometheus: {"prometheus", "prometheus"},
+}
 
 var (
 	capMu    sync.Mutex
@@ -108,6 +122,12 @@ func probe(c Capability) error {
 		out, err := exec.Command("dpkg-query", "-W", "-f=${Status}", "libc6-dbg").CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "installed") {
 			return fmt.Errorf("libc6-dbg is not installed (apt-get install libc6-dbg): %s", strings.TrimSpace(string(out)))
+		}
+		return nil
+	}
+	if cmd, ok := commands[c]; ok {
+		if _, err := exec.LookPath(cmd[0]); err != nil {
+			return fmt.Errorf("%s not found in PATH (apt-get install %s)", cmd[0], cmd[1])
 		}
 		return nil
 	}

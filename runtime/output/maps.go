@@ -35,7 +35,21 @@ type MapData struct {
 
 // ExitMaps prints the maps as bpftrace does when the script ends: two
 // newlines, then every map in name order.
+// With FlameGraph set, the flame graph is written after the maps.
 func (p *Printer) ExitMaps(maps []MapData) error {
+	if err := p.exitMaps(maps); err != nil {
+		return err
+	}
+	if p.FlameGraph != "" {
+		return p.WriteFlameGraphFile(p.FlameGraph, maps)
+	}
+	return nil
+}
+
+func (p *Printer) exitMaps(maps []MapData) error {
+	if p.format == Folded {
+		return p.AllMaps(maps) // folded lines only: no blank lines for tools to skip
+	}
 	if p.ExitGap != nil {
 		if _, err := io.WriteString(p.ExitGap, "\n\n"); err != nil {
 			return fmt.Errorf("write output: %w", err)
@@ -78,6 +92,9 @@ func (p *Printer) Map(m MapData) error {
 	if m.Info == nil || m.Info.Value == nil {
 		return fmt.Errorf("print map: no map type")
 	}
+	if p.format == Folded {
+		return p.foldedMap(m)
+	}
 	rows, err := p.rows(m)
 	if err != nil {
 		return fmt.Errorf("print map %s: %w", m.Info.Name, err)
@@ -99,6 +116,7 @@ func (p *Printer) Map(m MapData) error {
 	if p.format == JSON {
 		return p.jsonMap(m, rows, total, div)
 	}
+
 	var elems []string
 	for _, r := range rows {
 		name := m.Info.Name + p.keyText(m.Info, r.key)

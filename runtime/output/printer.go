@@ -18,6 +18,10 @@ type Format uint8
 const (
 	Text Format = iota
 	JSON
+	// Folded prints maps as folded stacks (stackcollapse's
+	// "root;...;leaf count" lines, the input of flame graph tools) and
+	// everything else as Text.
+	Folded
 )
 
 // ParseFormat parses the -f flag's argument.
@@ -27,8 +31,10 @@ func ParseFormat(s string) (Format, error) {
 		return Text, nil
 	case "json":
 		return JSON, nil
+	case "folded":
+		return Folded, nil
 	}
-	return Text, fmt.Errorf("invalid output format %q: valid formats are text and json", s)
+	return Text, fmt.Errorf("invalid output format %q: valid formats are text, json and folded", s)
 }
 
 // Frame is one resolved stack frame.
@@ -100,6 +106,10 @@ type Printer struct {
 	// nil: the output. With -o FILE bpftrace prints them on stdout, not
 	// in the file.
 	ExitGap io.Writer
+	// FlameGraph, when set, is the file ExitMaps writes an SVG flame graph
+	// of the stack-keyed maps to (--flamegraph); FlameTitle its title.
+	FlameGraph string
+	FlameTitle string
 }
 
 // New returns a Printer writing to w.
@@ -135,17 +145,19 @@ func (p *Printer) AttachedProbes(n int) error {
 	if n == 1 {
 		plural = ""
 	}
+	msg := fmt.Sprintf("Attaching %d probe%s...\n", n, plural)
 	if p.Compat.AttachedAfter() {
-		msg := fmt.Sprintf("Attached %d probe%s\n", n, plural)
-		if p.Notices == nil {
-			return p.write(msg)
-		}
-		if _, err := io.WriteString(p.Notices, msg); err != nil {
-			return fmt.Errorf("write output: %w", err)
-		}
-		return nil
+		msg = fmt.Sprintf("Attached %d probe%s\n", n, plural)
 	}
-	return p.write(fmt.Sprintf("Attaching %d probe%s...\n", n, plural))
+	// Folded output is data for flame graph tools: the message goes with
+	// the notices, in 0.17's wording too.
+	if p.Notices == nil || (!p.Compat.AttachedAfter() && p.format != Folded) {
+		return p.write(msg)
+	}
+	if _, err := io.WriteString(p.Notices, msg); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
 }
 
 // LostEvents reports n events the kernel dropped.

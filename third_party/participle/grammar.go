@@ -108,33 +108,34 @@ func (g *generatorContext) parseType(t reflect.Type) (_ node, returnedError erro
 }
 
 func (g *generatorContext) parseDisjunction(slexer *structLexer) (node, error) {
-	out := &disjunction{}
+	var nodes []node
 	for {
 		n, err := g.parseSequence(slexer)
 		if err != nil {
 			return nil, err
 		}
 		if n == nil {
-			return nil, fmt.Errorf("alternative expression %d cannot be empty", len(out.nodes)+1)
+			return nil, fmt.Errorf("alternative expression %d cannot be empty", len(nodes)+1)
 		}
-		out.nodes = append(out.nodes, n)
 		if token, _ := slexer.Peek(); token.Type != '|' {
+			if nodes == nil {
+				return n, nil
+			}
+			nodes = append(nodes, n)
 			break
 		}
+		nodes = append(nodes, n)
 		_, err = slexer.Next() // |
 		if err != nil {
 			return nil, err
 		}
 	}
-	if len(out.nodes) == 1 {
-		return out.nodes[0], nil
-	}
-	return out, nil
+	return &disjunction{nodes: nodes}, nil
 }
 
 func (g *generatorContext) parseSequence(slexer *structLexer) (node, error) {
-	head := &sequence{}
-	cursor := head
+	var head sequence
+	cursor := &head
 loop:
 	for {
 		if token, err := slexer.Peek(); err != nil {
@@ -163,7 +164,8 @@ loop:
 	if head.next == nil {
 		return head.node, nil
 	}
-	return head, nil
+	out := head
+	return &out, nil
 }
 
 func (g *generatorContext) parseTermNoModifiers(slexer *structLexer, allowUnknown bool) (node, error) {
@@ -208,25 +210,25 @@ func (g *generatorContext) parseTerm(slexer *structLexer, allowUnknown bool) (no
 
 // Parse modifiers: ?, *, + and/or !
 func (g *generatorContext) parseModifier(slexer *structLexer, expr node) (node, error) {
-	out := &group{expr: expr}
 	t, err := slexer.Peek()
 	if err != nil {
 		return nil, err
 	}
+	var mode groupMatchMode
 	switch t.Type {
 	case '!':
-		out.mode = groupMatchNonEmpty
+		mode = groupMatchNonEmpty
 	case '+':
-		out.mode = groupMatchOneOrMore
+		mode = groupMatchOneOrMore
 	case '*':
-		out.mode = groupMatchZeroOrMore
+		mode = groupMatchZeroOrMore
 	case '?':
-		out.mode = groupMatchZeroOrOne
+		mode = groupMatchZeroOrOne
 	default:
 		return expr, nil
 	}
 	_, _ = slexer.Next()
-	return out, nil
+	return &group{expr: expr, mode: mode}, nil
 }
 
 // @<expression> captures <expression> into the current field.

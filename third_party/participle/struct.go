@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"text/scanner"
 	"unicode/utf8"
 
@@ -16,7 +17,24 @@ type structLexer struct {
 	s       reflect.Type
 	field   int
 	indexes [][]int
-	lexer   *lexer.PeekingLexer
+	lexer   *tagTokens
+	// The lexer of a later field's tag that Peek looked into, kept for
+	// the next Peek and Next (nextField is 0 when there is none).
+	nextField int
+	nextLexer *tagTokens
+}
+
+func (s *structLexer) fieldLexer(field int) (*tagTokens, error) {
+	if s.nextField == field && s.nextLexer != nil {
+		return s.nextLexer, nil
+	}
+	ft := s.GetField(field).StructField
+	lex, err := lexTag(ft.Name, fieldLexerTag(ft))
+	if err != nil {
+		return lex, err
+	}
+	s.nextField, s.nextLexer = field, lex
+	return lex, nil
 }
 
 func lexStruct(s reflect.Type) (*structLexer, error) {
@@ -30,7 +48,7 @@ func lexStruct(s reflect.Type) (*structLexer, error) {
 	}
 	if len(slex.indexes) > 0 {
 		tag := fieldLexerTag(slex.Field().StructField)
-		slex.lexer, err = lexer.Upgrade(newTagLexer(s.Name(), tag))
+		slex.lexer, err = lexTag(s.Name(), tag)
 		if err != nil {
 			return nil, err
 		}
@@ -74,13 +92,10 @@ func (s *structLexer) Peek() (*lexer.Token, error) {
 		}
 		field++
 		if field >= s.NumField() {
-			t := lexer.EOFToken(token.Pos)
-			return &t, nil
+			return token, nil // the last tag's EOF token, lexer.EOFToken(token.Pos)
 		}
-		ft := s.GetField(field).StructField
-		tag := fieldLexerTag(ft)
 		var err error
-		lex, err = lexer.Upgrade(newTagLexer(ft.Name, tag))
+		lex, err = s.fieldLexer(field)
 		if err != nil {
 			return token, err
 		}
@@ -94,17 +109,15 @@ func (s *structLexer) Next() (*lexer.Token, error) {
 		return token, nil
 	}
 	if s.field+1 >= s.NumField() {
-		t := lexer.EOFToken(token.Pos)
-		return &t, nil
+		return token, nil // the last tag's EOF token, lexer.EOFToken(token.Pos)
 	}
 	s.field++
-	ft := s.Field().StructField
-	tag := fieldLexerTag(ft)
 	var err error
-	s.lexer, err = lexer.Upgrade(newTagLexer(ft.Name, tag))
+	s.lexer, err = s.fieldLexer(s.field)
 	if err != nil {
 		return token, err
 	}
+	s.nextLexer = nil
 	return s.Next()
 }
 
@@ -145,15 +158,66 @@ func collectFieldIndexes(s reflect.Type) (out [][]int, err error) {
 
 // tagLexer is a Lexer based on text/scanner.Scanner
 type tagLexer struct {
+	tag      string // the text scanner reads
 	scanner  *scanner.Scanner
 	filename string
 	err      error
 }
 
-func newTagLexer(filename string, tag string) *tagLexer {
-	s := &scanner.Scanner{}
-	s.Init(strings.NewReader(tag))
+// tagScanners hold the text/scanners (each with a 1 kB buffer) and readers
+// that lexTag lexes tags with.
+var tagScanners = sync.Pool{New: func() any { return new(tagScanner) }}
+
+type tagScanner struct {
+	s    scanner.Scanner
+	r    strings.Reader
+	toks []lexer.Token
+}
+
+// lexTag lexes a field's tag whole, with a scanner and a token buffer
+// from tagScanners, into tokens of their own.
+func lexTag(filename, tag string) (*tagTokens, error) {
+	ts := tagScanners.Get().(*tagScanner)
+	defer tagScanners.Put(ts)
+	ts.r.Reset(tag)
+	lex := newTagLexer(&ts.s, &ts.r, tag, filename)
+	toks := ts.toks[:0]
+	for {
+		t, err := lex.Next()
+		if err != nil {
+			return nil, err
+		}
+		toks = append(toks, t)
+		if t.EOF() {
+			break
+		}
+	}
+	ts.toks = toks
+	return &tagTokens{tokens: append([]lexer.Token(nil), toks...)}, nil
+}
+
+// tagTokens are the tokens of a tag, ending in EOF, as a PeekingLexer
+// with nothing elided hands them out.
+type tagTokens struct {
+	tokens []lexer.Token
+	cursor int
+}
+
+func (t *tagTokens) Peek() *lexer.Token { return &t.tokens[t.cursor] }
+
+func (t *tagTokens) Next() *lexer.Token {
+	tok := &t.tokens[t.cursor]
+	if !tok.EOF() {
+		t.cursor++
+	}
+	return tok
+}
+
+// newTagLexer lexes tag, read by s from r.
+func newTagLexer(s *scanner.Scanner, r *strings.Reader, tag, filename string) *tagLexer {
+	s.Init(r)
 	lexer := &tagLexer{
+		tag:      tag,
 		filename: filename,
 		scanner:  s,
 	}
@@ -168,7 +232,12 @@ func newTagLexer(filename string, tag string) *tagLexer {
 
 func (t *tagLexer) Next() (lexer.Token, error) {
 	typ := t.scanner.Scan()
-	text := t.scanner.TokenText()
+	var text string
+	if end := t.scanner.Pos().Offset; typ != scanner.EOF && end <= len(t.tag) {
+		text = t.tag[t.scanner.Position.Offset:end] // TokenText, without a copy
+	} else {
+		text = t.scanner.TokenText()
+	}
 	pos := lexer.Position(t.scanner.Position)
 	pos.Filename = t.filename
 	if t.err != nil {
@@ -187,7 +256,7 @@ func textScannerTransform(token lexer.Token) (lexer.Token, error) {
 	case scanner.Char:
 		// FIXME(alec): This is pretty hacky...we convert a single quoted char into a double
 		// quoted string in order to support single quoted strings.
-		token.Value = fmt.Sprintf("\"%s\"", token.Value[1:len(token.Value)-1])
+		token.Value = "\"" + token.Value[1:len(token.Value)-1] + "\""
 		fallthrough
 	case scanner.String:
 		s, err := strconv.Unquote(token.Value)

@@ -101,6 +101,7 @@ func (g *generatorContext) parseType(t reflect.Type) (_ node, returnedError erro
 		if token, _ := slexer.Peek(); !token.EOF() {
 			return nil, fmt.Errorf("unexpected input %q", token.Value)
 		}
+		slexer.release()
 		out.expr = e
 		return out, nil
 	}

@@ -112,12 +112,14 @@ func (s *structLexer) Next() (*lexer.Token, error) {
 		return token, nil // the last tag's EOF token, lexer.EOFToken(token.Pos)
 	}
 	s.field++
+	done := s.lexer
 	var err error
 	s.lexer, err = s.fieldLexer(s.field)
 	if err != nil {
 		return token, err
 	}
 	s.nextLexer = nil
+	freeTagTokens.Put(done)
 	return s.Next()
 }
 
@@ -169,38 +171,54 @@ type tagLexer struct {
 var tagScanners = sync.Pool{New: func() any { return new(tagScanner) }}
 
 type tagScanner struct {
-	s    scanner.Scanner
-	r    strings.Reader
-	toks []lexer.Token
+	s scanner.Scanner
+	r strings.Reader
 }
 
-// lexTag lexes a field's tag whole, with a scanner and a token buffer
-// from tagScanners, into tokens of their own.
+// lexTag lexes a field's tag whole, with a scanner from tagScanners, into
+// tagTokens from freeTagTokens.
 func lexTag(filename, tag string) (*tagTokens, error) {
 	ts := tagScanners.Get().(*tagScanner)
 	defer tagScanners.Put(ts)
 	ts.r.Reset(tag)
 	lex := newTagLexer(&ts.s, &ts.r, tag, filename)
-	toks := ts.toks[:0]
+	tt := freeTagTokens.Get().(*tagTokens)
+	tt.tokens, tt.cursor = tt.tokens[:0], 0
 	for {
 		t, err := lex.Next()
 		if err != nil {
+			freeTagTokens.Put(tt)
 			return nil, err
 		}
-		toks = append(toks, t)
+		tt.tokens = append(tt.tokens, t)
 		if t.EOF() {
-			break
+			return tt, nil
 		}
 	}
-	ts.toks = toks
-	return &tagTokens{tokens: append([]lexer.Token(nil), toks...)}, nil
 }
 
 // tagTokens are the tokens of a tag, ending in EOF, as a PeekingLexer
-// with nothing elided hands them out.
+// with nothing elided hands them out. Once the struct lexer is done with
+// a tag (structLexer.Next has left its field, or release), they go back to
+// freeTagTokens for another tag: a token from Peek or Next is valid until
+// then.
 type tagTokens struct {
 	tokens []lexer.Token
 	cursor int
+}
+
+var freeTagTokens = sync.Pool{New: func() any { return new(tagTokens) }}
+
+// release puts the struct lexer's tokens back in freeTagTokens, when the
+// struct's grammar has been read.
+func (s *structLexer) release() {
+	if s.nextLexer != nil && s.nextLexer != s.lexer {
+		freeTagTokens.Put(s.nextLexer)
+	}
+	if s.lexer != nil {
+		freeTagTokens.Put(s.lexer)
+	}
+	s.lexer, s.nextLexer = nil, nil
 }
 
 func (t *tagTokens) Peek() *lexer.Token { return &t.tokens[t.cursor] }

@@ -108,7 +108,11 @@ func BenchmarkBuildParserFresh(b *testing.B) {
 			b.Fatalf("%v: %s", err, out)
 		}
 		var w, c float64
-		if _, err := fmt.Sscanf(string(out[bytes.Index(out, []byte("first-build"))+len("first-build"):]), " %g %g", &w, &c); err != nil {
+		i := bytes.Index(out, []byte("first-build "))
+		if i < 0 {
+			b.Fatalf("child's output %q: no first-build line", out)
+		}
+		if _, err := fmt.Sscanf(string(out[i:]), "first-build %g %g", &w, &c); err != nil {
 			b.Fatalf("child's output %q: %v", out, err)
 		}
 		wall, cpu = append(wall, w), append(cpu, c)

@@ -166,22 +166,32 @@ type tagLexer struct {
 	err      error
 }
 
-// tagScanners hold the text/scanners (each with a 1 kB buffer) and readers
-// that lexTag lexes tags with.
-var tagScanners = sync.Pool{New: func() any { return new(tagScanner) }}
+// tagScanners hold the tag lexers, text/scanners (each with a 1 kB
+// buffer) and readers that lexTag lexes tags with.
+var tagScanners = sync.Pool{New: func() any {
+	ts := new(tagScanner)
+	ts.l.scanner = &ts.s
+	ts.onError = ts.l.scanError
+	return ts
+}}
 
 type tagScanner struct {
-	s scanner.Scanner
-	r strings.Reader
+	l       tagLexer
+	s       scanner.Scanner
+	r       strings.Reader
+	onError func(*scanner.Scanner, string)
 }
 
-// lexTag lexes a field's tag whole, with a scanner from tagScanners, into
+// lexTag lexes a field's tag whole, with a lexer from tagScanners, into
 // tagTokens from freeTagTokens.
 func lexTag(filename, tag string) (*tagTokens, error) {
 	ts := tagScanners.Get().(*tagScanner)
 	defer tagScanners.Put(ts)
 	ts.r.Reset(tag)
-	lex := newTagLexer(&ts.s, &ts.r, tag, filename)
+	ts.s.Init(&ts.r)
+	ts.s.Error = ts.onError
+	lex := &ts.l
+	lex.tag, lex.filename, lex.err = tag, filename, nil
 	tt := freeTagTokens.Get().(*tagTokens)
 	tt.tokens, tt.cursor = tt.tokens[:0], 0
 	for {
@@ -231,21 +241,11 @@ func (t *tagTokens) Next() *lexer.Token {
 	return tok
 }
 
-// newTagLexer lexes tag, read by s from r.
-func newTagLexer(s *scanner.Scanner, r *strings.Reader, tag, filename string) *tagLexer {
-	s.Init(r)
-	lexer := &tagLexer{
-		tag:      tag,
-		filename: filename,
-		scanner:  s,
+func (t *tagLexer) scanError(s *scanner.Scanner, msg string) {
+	// This is to support single quoted strings. Hacky.
+	if !strings.HasSuffix(msg, "char literal") {
+		t.err = fmt.Errorf("%s: %s", t.scanner.Pos(), msg)
 	}
-	lexer.scanner.Error = func(s *scanner.Scanner, msg string) {
-		// This is to support single quoted strings. Hacky.
-		if !strings.HasSuffix(msg, "char literal") {
-			lexer.err = fmt.Errorf("%s: %s", lexer.scanner.Pos(), msg)
-		}
-	}
-	return lexer
 }
 
 func (t *tagLexer) Next() (lexer.Token, error) {

@@ -10,3 +10,5 @@ require (
 )
 
 require github.com/rogpeppe/go-internal v1.16.0 // indirect
+
+replace github.com/alecthomas/participle/v2 => ./third_party/participle

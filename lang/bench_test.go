@@ -1,9 +1,15 @@
 package lang
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/alecthomas/participle/v2"
 )
@@ -80,4 +86,56 @@ func BenchmarkBuildParser(b *testing.B) {
 		}
 	}
 	c.stop(b)
+}
+
+// BenchmarkBuildParserFresh measures the parser's build as a process pays
+// it: the first Parse's build, in a fresh process (this test binary run
+// again, running only TestBuildParserChild), once per iteration. It
+// reports the median over the iterations of the build's wall time
+// (first-build-ns) and of the process's CPU time during it
+// (first-build-cpu-ns); ns/op is the whole child process's.
+func BenchmarkBuildParserFresh(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var wall, cpu []float64
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(exe, "-test.run", "^TestBuildParserChild$", "-test.count", "1")
+		cmd.Env = append(os.Environ(), "GOTRACE_BUILD_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+		var w, c float64
+		i := bytes.Index(out, []byte("first-build "))
+		if i < 0 {
+			b.Fatalf("child's output %q: no first-build line", out)
+		}
+		if _, err := fmt.Sscanf(string(out[i:]), "first-build %g %g", &w, &c); err != nil {
+			b.Fatalf("child's output %q: %v", out, err)
+		}
+		wall, cpu = append(wall, w), append(cpu, c)
+	}
+	median := func(v []float64) float64 {
+		sort.Float64s(v)
+		return v[len(v)/2]
+	}
+	b.ReportMetric(median(wall), "first-build-ns")
+	b.ReportMetric(median(cpu), "first-build-cpu-ns")
+}
+
+// TestBuildParserChild is BenchmarkBuildParserFresh's child: it builds the
+// parser as the first Parse of the process does and prints the time it
+// took. It does nothing unless GOTRACE_BUILD_CHILD is set.
+func TestBuildParserChild(t *testing.T) {
+	if os.Getenv("GOTRACE_BUILD_CHILD") == "" {
+		t.Skip("run by BenchmarkBuildParserFresh")
+	}
+	c0, t0 := cpuNow(), time.Now()
+	if _, err := grammar(); err != nil {
+		t.Fatal(err)
+	}
+	w, c := time.Since(t0), cpuNow()-c0
+	fmt.Printf("first-build %d %d\n", w.Nanoseconds(), c)
 }

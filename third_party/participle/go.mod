@@ -1,0 +1,3 @@
+module github.com/alecthomas/participle/v2
+
+go 1.18

@@ -5,7 +5,6 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,14 +72,7 @@ func openDWARFIn(path string, dirs []string) *dwarfFile {
 		// Stripped, or its debug information installed apart: a -dbg
 		// package, a .gnu_debuglink file, a debuginfod cache (sym), else
 		// beside the binary or in a --debuginfo directory.
-		dbg, _ := sym.OpenDebug(ef, path)
-		if dbg != nil && dbg.Section(".debug_info") == nil {
-			dbg.Close()
-			dbg = nil
-		}
-		if dbg == nil {
-			dbg = separateDebug(ef, path, dirs)
-		}
+		dbg, _ := sym.OpenDWARF(ef, path, dirs)
 		if dbg == nil {
 			f.err = fmt.Errorf("no debug information for %s (no .debug_info section, and no separate debug file under /usr/lib/debug, by .gnu_debuglink, in a debuginfod cache or in a --debuginfo directory)", path)
 			return f
@@ -364,7 +356,13 @@ func isDwarfPlainChar(dt dwarf.Type) bool {
 func cTypeName(dt dwarf.Type) string {
 	switch t := dt.(type) {
 	case *dwarf.QualType:
-		return cTypeName(t.Type)
+		// "const char*" as bpftrace prints it; a qualified pointer
+		// ("char* const") keeps the qualifier after the star.
+		inner := cTypeName(t.Type)
+		if _, ptr := t.Type.(*dwarf.PtrType); ptr {
+			return inner + " " + t.Qual
+		}
+		return t.Qual + " " + inner
 	case *dwarf.PtrType:
 		if _, ok := t.Type.(*dwarf.VoidType); ok || t.Type == nil {
 			return "void*"
@@ -429,50 +427,4 @@ func (r *Sources) fromDWARF(name string) (*types.Type, bool) {
 		}
 	}
 	return nil, false
-}
-
-// separateDebug opens the separate debug file of the binary ef at path:
-// in each of its directory, its .debug, /usr/lib/debug and dirs (relative
-// ones from the binary's directory), DIR/.build-id/xx/yyyy.debug by build
-// ID, then DIR/LINK by .gnu_debuglink (and /usr/lib/debug/BINDIR/LINK).
-func separateDebug(ef *elf.File, path string, dirs []string) *elf.File {
-	binDir := filepath.Dir(path)
-	buildID, link := sym.BuildID(ef), ""
-	if s := ef.Section(".gnu_debuglink"); s != nil {
-		if data, err := s.Data(); err == nil {
-			if i := strings.IndexByte(string(data), 0); i > 0 {
-				link = string(data[:i])
-			}
-		}
-	}
-	var cands []string
-	for _, d := range append([]string{"", ".debug", "/usr/lib/debug"}, dirs...) {
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(binDir, d)
-		}
-		if buildID != "" {
-			cands = append(cands, filepath.Join(d, ".build-id", buildID[:2], buildID[2:]+".debug"))
-		}
-		// Without a debuglink: BINARY.debug (objcopy --only-keep-debug's
-		// usual name), which must carry the same build ID.
-		cands = append(cands, filepath.Join(d, filepath.Base(path)+".debug"))
-		if link != "" {
-			cands = append(cands, filepath.Join(d, link))
-			if abs, err := filepath.Abs(binDir); err == nil && filepath.IsAbs(d) && d == "/usr/lib/debug" {
-				cands = append(cands, filepath.Join(d, abs, link))
-			}
-		}
-	}
-	for _, c := range cands {
-		if c == path {
-			continue
-		}
-		if d, err := elf.Open(c); err == nil {
-			if d.Section(".debug_info") != nil && (buildID == "" || sym.BuildID(d) == buildID) {
-				return d
-			}
-			d.Close()
-		}
-	}
-	return nil
 }

@@ -318,7 +318,7 @@ func assignable(old, v *types.Type) bool {
 	case old.Kind == types.Pointer && v.Kind == types.Pointer:
 		return true
 	case old.Kind == types.Stack && v.Kind == types.Stack:
-		return old.Stack.User == v.Stack.User
+		return old.Stack.User == v.Stack.User && old.Stack.Dwarf == v.Stack.Dwarf
 	case old.Kind.IsAggregation():
 		return old.Kind == v.Kind
 	}

@@ -63,6 +63,13 @@ type Symbolizer interface {
 	CgroupPath(id uint64) string
 }
 
+// DwarfStacker is a Symbolizer that unwinds dw_ustack values: regs are
+// the value after its length and pid (ip, sp, bp, then the stack copy;
+// types.DwarfStackSize), in process pid.
+type DwarfStacker interface {
+	DwarfStack(pid int, regs []byte) ([]Frame, error)
+}
+
 // cgroupFilterer is a Symbolizer that can also restrict cgroup_path()'s
 // hierarchies to those matching a wildcard filter.
 type cgroupFilterer interface {
@@ -467,7 +474,17 @@ func (p *Printer) stackText(v Value, indent int) string {
 	if p.syms == nil || id < 0 {
 		return ""
 	}
-	frames, err := p.syms.Stack(info, id, int(v.Aux))
+	var frames []Frame
+	var err error
+	if info.Dwarf {
+		ds, ok := p.syms.(DwarfStacker)
+		if !ok {
+			return ""
+		}
+		frames, err = ds.DwarfStack(int(v.Aux), v.Bytes)
+	} else {
+		frames, err = p.syms.Stack(info, id, int(v.Aux))
+	}
 	if err != nil {
 		return ""
 	}

@@ -121,6 +121,8 @@ func (r *cfiReader) fixed(n int) uint64 {
 	}
 	var v uint64
 	switch n {
+	case 1:
+		v = uint64(r.b[r.pos])
 	case 2:
 		v = uint64(binary.LittleEndian.Uint16(r.b[r.pos:]))
 	case 4:

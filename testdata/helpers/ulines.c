@@ -10,9 +10,9 @@ volatile long acc;
 
 TRACED void step(long k)
 {
-	acc += k; /* LINE_EVERY */
+	acc += k; /* LINE_EVERY: N times */
 	if (k % 3 == 0)
-		acc ^= k; /* LINE_THIRD */
+		acc ^= k; /* LINE_THIRD: k % 3 == 0 */
 	acc++;
 }
 

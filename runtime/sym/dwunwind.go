@@ -79,6 +79,7 @@ func (s *Symbolizer) DwarfStack(pid int, regs []byte) ([]output.Frame, error) {
 	for i, a := range addrs {
 		frames[i] = s.userFrameOutLocked(pid, a)
 	}
+	frames = s.withSourceLocked(pid, frames)
 	s.mu.Unlock()
 	return frames, nil
 }

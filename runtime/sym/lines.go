@@ -84,17 +84,51 @@ func readLines(path string) (*DebugLines, error) {
 		return nil, err
 	}
 	out := &DebugLines{}
-	r := d.Reader()
+	if err := readUnits(d, d.Reader(), nil, out); err != nil {
+		return nil, fmt.Errorf("reading the DWARF of %s: %w", path, err)
+	}
+	sort.SliceStable(out.Rows, func(i, j int) bool { return out.Rows[i].Addr < out.Rows[j].Addr })
+	return out, nil
+}
+
+// readUnits adds the line rows and inlined calls of the units r reads to
+// out: all of them, or with first set only that unit (r positioned at its
+// children, as SeekPC leaves it).
+func readUnits(d *dwarf.Data, r *dwarf.Reader, first *dwarf.Entry, out *DebugLines) error {
 	depth := 0 // of inlined_subroutine nesting, tracked by entry children
 	var stack []bool
 	var files []*dwarf.LineFile // of the current unit
+	unit := func(e *dwarf.Entry) {
+		depth, stack = 0, stack[:0]
+		files = nil
+		if lr, err := d.LineReader(e); err == nil && lr != nil {
+			files = lr.Files()
+			var le dwarf.LineEntry
+			for lr.Next(&le) == nil {
+				row := LineRow{Addr: le.Address, Line: le.Line, Col: le.Column, IsStmt: le.IsStmt}
+				if le.File != nil {
+					row.File = le.File.Name
+				}
+				if le.EndSequence {
+					row.Line, row.File = 0, ""
+				}
+				out.Rows = append(out.Rows, row)
+			}
+		}
+		if e.Children {
+			stack = append(stack, false)
+		}
+	}
+	if first != nil {
+		unit(first)
+	}
 	for {
 		e, err := r.Next()
 		if err != nil {
-			return nil, fmt.Errorf("reading the DWARF of %s: %w", path, err)
+			return err
 		}
 		if e == nil {
-			break
+			return nil
 		}
 		if e.Tag == 0 {
 			if n := len(stack); n > 0 {
@@ -106,26 +140,11 @@ func readLines(path string) (*DebugLines, error) {
 			continue
 		}
 		switch e.Tag {
-		case dwarf.TagCompileUnit, dwarf.TagSkeletonUnit:
-			depth, stack = 0, stack[:0]
-			files = nil
-			if lr, err := d.LineReader(e); err == nil && lr != nil {
-				files = lr.Files()
-				var le dwarf.LineEntry
-				for lr.Next(&le) == nil {
-					row := LineRow{Addr: le.Address, Line: le.Line, Col: le.Column, IsStmt: le.IsStmt}
-					if le.File != nil {
-						row.File = le.File.Name
-					}
-					if le.EndSequence {
-						row.Line, row.File = 0, ""
-					}
-					out.Rows = append(out.Rows, row)
-				}
+		case dwarf.TagCompileUnit, dwarf.TagSkeletonUnit, dwarf.TagPartialUnit:
+			if first != nil {
+				return nil // the next unit
 			}
-			if e.Children {
-				stack = append(stack, false)
-			}
+			unit(e)
 			continue
 		case dwarf.TagInlinedSubroutine:
 			name := inlineName(d, e)
@@ -149,8 +168,50 @@ func readLines(path string) (*DebugLines, error) {
 			stack = append(stack, false)
 		}
 	}
-	sort.SliceStable(out.Rows, func(i, j int) bool { return out.Rows[i].Addr < out.Rows[j].Addr })
-	return out, nil
+}
+
+// unitCache holds, per file, its DWARF and the units read so far, for
+// source lines of stack frames: only the unit holding an address is
+// read (a libc's debug file has thousands).
+type unitCache struct {
+	once  sync.Once
+	d     *dwarf.Data
+	mu    sync.Mutex
+	units map[dwarf.Offset]*DebugLines
+}
+
+var unitCaches sync.Map // path → *unitCache
+
+// SourceAt is the line table and inlined calls of the unit of the ELF
+// file at path that holds code address vaddr; ok false without DWARF.
+func SourceAt(path string, vaddr uint64) (*DebugLines, bool) {
+	v, _ := unitCaches.LoadOrStore(path, &unitCache{})
+	c := v.(*unitCache)
+	c.once.Do(func() {
+		c.d, _ = OpenDWARFData(path)
+		c.units = map[dwarf.Offset]*DebugLines{}
+	})
+	if c.d == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.d.Reader()
+	cu, err := r.SeekPC(vaddr)
+	if err != nil || cu == nil {
+		return nil, false
+	}
+	if l, ok := c.units[cu.Offset]; ok {
+		return l, l != nil
+	}
+	l := &DebugLines{}
+	if err := readUnits(c.d, r, cu, l); err != nil {
+		c.units[cu.Offset] = nil
+		return nil, false
+	}
+	sort.SliceStable(l.Rows, func(i, j int) bool { return l.Rows[i].Addr < l.Rows[j].Addr })
+	c.units[cu.Offset] = l
+	return l, true
 }
 
 // inlineName is the name of the function an inlined_subroutine (or an

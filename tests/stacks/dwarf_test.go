@@ -144,3 +144,54 @@ tracepoint:sched:sched_process_exit /pid == %[4]d/ { exit(); }`, bin, every, thi
 		t.Errorf("line 1: exit %d, stderr:\n%s", bad.ExitCode, bad.Stderr)
 	}
 }
+
+// TestUstackSourceLinesAndInlinedFrames: by default (bpftrace 0.26) user
+// frames end in @FILE:LINE from the DWARF line table, and calls inlined at
+// the address are frames of their own, innermost first: "[inlined]
+// inner@FILE:INNER_LINE", "[inlined] middle@FILE:MIDDLE_CALL", then
+// outer+OFF@FILE:OUTER_CALL. In perf mode an inlined frame is "ADDR inner
+// (inlined)"; show_debug_info=0 and --compat 0.17 print plain frames.
+func TestUstackSourceLinesAndInlinedFrames(t *testing.T) {
+	requireTracing(t)
+	root, err := testkit.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(root, "testdata", "helpers", "uinline.c")
+	innerL, middleL, outerL := markerLine(t, "uinline", "INNER_LINE:"), markerLine(t, "uinline", "MIDDLE_CALL:"), markerLine(t, "uinline", "OUTER_CALL:")
+	bin := testkit.Helper(t, "uinline")
+	h := testkit.StartHelper(t, "uinline", "100000000000")
+	h.Go()
+	run := func(args ...string) string {
+		t.Helper()
+		gt := testkit.StartTracer(t, 20*time.Second, testkit.Gotrace(t), args...)
+		r := gt.Wait(15 * time.Second)
+		if r.TimedOut || r.ExitCode != 0 {
+			t.Fatalf("gotrace %q: exit %d (timed out %v)\nstdout:\n%s\nstderr:\n%s", args, r.ExitCode, r.TimedOut, r.Stdout, r.Stderr)
+		}
+		return r.Stdout
+	}
+	probe := fmt.Sprintf("uprobe:%s@uinline.c:%d /pid == %d/", bin, innerL, h.Pid)
+	out := run("--compat", "0.26", "-e", probe+` { printf("%s|%s|\n", ustack(3), ustack(perf, 3)); exit(); }`)
+	q := regexp.QuoteMeta
+	want := `(?s)^\n {8}\[inlined\] inner@` + q(src) + `:` + strconv.Itoa(innerL) + `\n` +
+		` {8}\[inlined\] middle@` + q(src) + `:` + strconv.Itoa(middleL) + `\n` +
+		` {8}outer\+\d+@` + q(src) + `:` + strconv.Itoa(outerL) + `\n\|` +
+		`\n\t([0-9a-f]+) inner \(inlined\)\n\t([0-9a-f]+) middle \(inlined\)\n\t([0-9a-f]+) outer\+\d+ \(` + q(bin) + `\)\n\|`
+	m := regexp.MustCompile(want).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("stdout:\n%s\nwant to match\n%s", out, want)
+	}
+	if m[1] != m[2] || m[2] != m[3] {
+		t.Errorf("inlined frames at %s, %s, %s: want one address", m[1], m[2], m[3])
+	}
+	for _, args := range [][]string{
+		{"--compat", "0.26", "-e", "config = { show_debug_info=0 } " + probe + ` { printf("%s|\n", ustack(1)); exit(); }`},
+		{"-e", probe + ` { printf("%s|\n", ustack(1)); exit(); }`}, // GOTRACE_COMPAT=0.17
+	} {
+		out := run(args...)
+		if !regexp.MustCompile(`(?m)^\s+outer\+\d+\n\|$`).MatchString(out) {
+			t.Errorf("gotrace %q:\n%s\nwant a plain outer+OFF frame", args, out)
+		}
+	}
+}

@@ -319,6 +319,9 @@ func sourceLine(ap *AttachPoint, args []string) (bool, error) {
 	} else {
 		return false, nil
 	}
+	if ap.Provider == "uretprobe" {
+		return true, fmt.Errorf("a source location names a statement, where only uprobe attaches (not uretprobe): %s", ap.Raw)
+	}
 	if file == "" || len(rest) > 2 {
 		return true, fmt.Errorf("invalid source location in %s (expected BIN@FILE:LINE[:COL])", ap.Raw)
 	}

@@ -14,7 +14,7 @@ func TestStatementAttachPoints(t *testing.T) {
 	}{
 		{raw: "uprobe:./bin/prog@prog.c:22", target: "./bin/prog", file: "prog.c", line: 22},
 		{raw: "uprobe:/bin/bash@readline.c:362:5", target: "/bin/bash", file: "readline.c", line: 362, col: 5},
-		{raw: "uretprobe:prog@src/a.c:7", target: "prog", file: "src/a.c", line: 7},
+		{raw: "uprobe:prog@src/a.c:7", target: "prog", file: "src/a.c", line: 7},
 		{raw: "uprobe:./prog:prog.c:41", target: "./prog", file: "prog.c", line: 41},
 		{raw: "uprobe:./prog:cpp:foo", target: "./prog", lang: "cpp", fn: "foo"},
 		{raw: "uprobe:./prog:main", target: "./prog", fn: "main"},

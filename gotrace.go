@@ -21,6 +21,7 @@ import (
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
 	"github.com/gotrace/gotrace/lang/types"
+	"github.com/gotrace/gotrace/runtime/sym"
 	"github.com/gotrace/gotrace/stdlib"
 )
 
@@ -179,6 +180,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 			}
 		}
 	}
+	sym.SetDebugDirs(opts.DebugDirs) // statement probes and stacks find split-off DWARF there too
 	resolver := layout.New(layout.Options{CDecls: decls, Includes: includes, IncludeDirs: opts.IncludeDirs, Binaries: binaries, DebugDirs: opts.DebugDirs})
 
 	res, err := check.Check(prog, check.Options{
@@ -188,6 +190,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		Unsafe:   opts.Unsafe,
 		// cpid is an error without -c (bpftrace's rule).
 		NoCpid:      !opts.ChildCommand,
+		NoTarget:    !opts.ChildCommand && opts.PID == 0,
 		Compat:      opts.Compat,
 		NamedParams: named,
 		StackMode:   stackMode,

@@ -181,6 +181,12 @@ func (g *gen) ProbeName() string {
 	if ap.Offset != 0 {
 		name += fmt.Sprintf("+%d", ap.Offset)
 	}
+	if ap.SrcFile != "" { // a statement probe: uprobe:BIN@FILE:LINE[:COL]
+		name = fmt.Sprintf("%s:%s@%s:%d", ap.Provider, ap.Target, ap.SrcFile, ap.Line)
+		if ap.Col != 0 {
+			name += fmt.Sprintf(":%d", ap.Col)
+		}
+	}
 	switch ap.Provider {
 	case "profile", "interval":
 		name = fmt.Sprintf("%s:%s:%d", ap.Provider, ap.Unit, ap.Freq)

@@ -71,7 +71,7 @@ func init() {
 		{Name: "symbol_source", Kind: Enum, Values: []string{"dwarf", "symbol_table"}, Default: "dwarf"},
 		{Name: "use_blazesym", Kind: Bool, Default: "1"},
 		{Name: "unstable_addr", Kind: Enum, Values: unstable, Default: "warn"},
-		{Name: "unstable_dw_ustack", Kind: Enum, Values: unstable, Default: "error"},
+		{Name: "unstable_dw_ustack", Kind: Enum, Values: unstable, Default: "warn"},
 		{Name: "unstable_import", Kind: Enum, Values: unstable, Default: "warn"},
 		{Name: "unstable_macro", Kind: Enum, Values: unstable, Default: "warn"},
 		{Name: "unstable_map_decl", Kind: Enum, Values: unstable, Default: "warn"},

@@ -101,6 +101,7 @@ type AttachPoint struct {
 	//   uprobe:PATH:FUNC[+OFF]      Target=PATH Func=FUNC  Offset=OFF
 	//   uprobe:PATH:ADDR            Target=PATH Address=ADDR
 	//   uprobe:PATH:LANG:FUNC       Target=PATH Lang=LANG Func=FUNC
+	//   uprobe:PATH@FILE:LINE[:COL] Target=PATH SrcFile=FILE Line=LINE Col=COL
 	//   usdt:PATH:[NS:]NAME         Target=PATH NS=NS Func=NAME
 	//   profile:UNIT:N / interval:UNIT:N   Unit=UNIT Freq=N (profile:N: Unit="hz")
 	//   software:EVENT[:COUNT] / hardware:EVENT[:COUNT]  Func=EVENT Freq=COUNT
@@ -117,6 +118,10 @@ type AttachPoint struct {
 	Freq    uint64
 	Len     uint64
 	Mode    string
+	// SrcFile, Line and Col name a source statement (uprobe statement
+	// probes), found in the binary's DWARF line table.
+	SrcFile   string
+	Line, Col int
 	// Wildcard is set when any part holds * or ? (or a {a,b} set), so the
 	// runtime expands it against the live system.
 	Wildcard bool

@@ -190,6 +190,9 @@ func ParseAttachPoint(raw string, sp Span) (*AttachPoint, error) {
 		if err := need(1, 3); err != nil {
 			return nil, err
 		}
+		if ok, err := sourceLine(ap, args); ok || err != nil {
+			return ap, err
+		}
 		switch n {
 		case 1:
 			return ap, funcOffset(ap, args[0])
@@ -293,6 +296,47 @@ func ParseAttachPoint(raw string, sp Span) (*AttachPoint, error) {
 		}
 	}
 	return ap, nil
+}
+
+// sourceLine recognizes a statement probe: bpftrace 0.26's
+// `BIN@FILE:LINE[:COL]` and the `BIN:FILE.c:LINE` spelling (a source file
+// name with an extension, then a line number), setting Target, SrcFile,
+// Line and Col.
+func sourceLine(ap *AttachPoint, args []string) (bool, error) {
+	num := func(s string) (int, bool) {
+		v, err := strconv.Atoi(s)
+		return v, err == nil && v > 0
+	}
+	var bin, file string
+	var rest []string
+	if at := strings.LastIndexByte(args[0], '@'); at > 0 && len(args) >= 2 {
+		bin, file, rest = args[0][:at], args[0][at+1:], args[1:]
+	} else if len(args) == 3 && strings.Contains(args[1], ".") && !strings.ContainsAny(args[1], "/*?") {
+		if _, ok := num(args[2]); !ok {
+			return false, nil
+		}
+		bin, file, rest = args[0], args[1], args[2:]
+	} else {
+		return false, nil
+	}
+	if ap.Provider == "uretprobe" {
+		return true, fmt.Errorf("a source location names a statement, where only uprobe attaches (not uretprobe): %s", ap.Raw)
+	}
+	if file == "" || len(rest) > 2 {
+		return true, fmt.Errorf("invalid source location in %s (expected BIN@FILE:LINE[:COL])", ap.Raw)
+	}
+	line, ok := num(rest[0])
+	if !ok {
+		return true, fmt.Errorf("invalid line number %s in %s", rest[0], ap.Raw)
+	}
+	col := 0
+	if len(rest) == 2 {
+		if col, ok = num(rest[1]); !ok {
+			return true, fmt.Errorf("invalid column number %s in %s", rest[1], ap.Raw)
+		}
+	}
+	ap.Target, ap.SrcFile, ap.Line, ap.Col = bin, file, line, col
+	return true, nil
 }
 
 // funcOffset sets Func and Offset from `name[+off]`.

@@ -73,6 +73,13 @@ func (d *dumper) attach(depth int, a *AttachPoint) {
 	add("func", a.Func)
 	add("unit", a.Unit)
 	add("mode", a.Mode)
+	add("file", a.SrcFile)
+	if a.Line != 0 {
+		parts = append(parts, fmt.Sprintf("line=%d", a.Line))
+	}
+	if a.Col != 0 {
+		parts = append(parts, fmt.Sprintf("col=%d", a.Col))
+	}
 	if a.Offset != 0 {
 		parts = append(parts, fmt.Sprintf("offset=%d", a.Offset))
 	}

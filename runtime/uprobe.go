@@ -166,6 +166,25 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 	}
 	var out []*Probe
 	for _, path := range paths {
+		if ap.SrcFile != "" {
+			// A statement probe: where the line table puts the line.
+			addrs, err := sym.LineAddrs(path, ap.SrcFile, ap.Line, ap.Col)
+			if err != nil {
+				return nil, err
+			}
+			loc := fmt.Sprintf("%s:%d", ap.SrcFile, ap.Line)
+			if ap.Col > 0 {
+				loc += fmt.Sprintf(":%d", ap.Col)
+			}
+			for _, a := range addrs {
+				off, err := fileOffset(path, a)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, &Probe{Name: fmt.Sprintf("%s:%s@%s", u.kind(), path, loc), Target: path, Addr: off})
+			}
+			continue
+		}
 		if ap.HasAddr {
 			off, err := fileOffset(path, ap.Address)
 			if err != nil {

@@ -91,6 +91,8 @@ type Checker interface {
 	Compat() compat.Version
 	// NoCpid reports that no -c command is given (cpid has no value).
 	NoCpid() bool
+	// NoTarget reports that neither -p nor -c names a process.
+	NoTarget() bool
 	// LookupType resolves a named type ("struct task_struct") through the
 	// script's declarations and the Resolver.
 	LookupType(name string) (*types.Type, error)

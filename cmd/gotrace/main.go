@@ -200,6 +200,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer out.Close()
 	format, _ := output.ParseFormat(c.format) // checked by parseArgs
 	syms := sym.New(symOptions(compiled.Settings))
+	// bpftrace 0.26: user stack frames show file:line and inlined calls.
+	syms.SetDebugInfo(!c.compat.Legacy() && (compiled.Settings == nil || compiled.Settings.Bool("show_debug_info")))
 	printer := runtime.NewTextPrinter(out, format, syms, compiled.Spec)
 	printer.Unsafe = c.unsafe
 	printer.NoWarnings = c.noWarnings

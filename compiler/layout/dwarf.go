@@ -5,7 +5,6 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,15 +22,21 @@ type Param struct {
 
 // dwarfFile is one binary's debug information, read once.
 type dwarfFile struct {
-	path string
-	data *dwarf.Data
-	err  error
+	path  string
+	datas []*dwarf.Data // the binary's units; with split DWARF, one per .dwo unit
+	err   error
 
 	once  sync.Once
-	mu    sync.Mutex              // serialises convert (laid is a memo)
-	funcs map[string]dwarf.Offset // subprogram name → entry (first definition)
-	tags  map[string]dwarf.Offset // "struct Foo"/"union U"/"enum E"/typedef name → type entry
+	mu    sync.Mutex       // serialises convert (laid is a memo)
+	funcs map[string]dwRef // subprogram name → entry (first definition)
+	tags  map[string]dwRef // "struct Foo"/"union U"/"enum E"/typedef name → type entry
 	laid  map[*dwarf.StructType]*types.Type
+}
+
+// dwRef is an entry of one of a file's DWARF data.
+type dwRef struct {
+	d   *dwarf.Data
+	off dwarf.Offset
 }
 
 // dwarfCache holds the binaries a resolver has opened.
@@ -73,14 +78,7 @@ func openDWARFIn(path string, dirs []string) *dwarfFile {
 		// Stripped, or its debug information installed apart: a -dbg
 		// package, a .gnu_debuglink file, a debuginfod cache (sym), else
 		// beside the binary or in a --debuginfo directory.
-		dbg, _ := sym.OpenDebug(ef, path)
-		if dbg != nil && dbg.Section(".debug_info") == nil {
-			dbg.Close()
-			dbg = nil
-		}
-		if dbg == nil {
-			dbg = separateDebug(ef, path, dirs)
-		}
+		dbg, _ := sym.OpenDWARF(ef, path, dirs)
 		if dbg == nil {
 			f.err = fmt.Errorf("no debug information for %s (no .debug_info section, and no separate debug file under /usr/lib/debug, by .gnu_debuglink, in a debuginfod cache or in a --debuginfo directory)", path)
 			return f
@@ -93,51 +91,68 @@ func openDWARFIn(path string, dirs []string) *dwarfFile {
 		f.err = fmt.Errorf("no debug information for %s: %w", path, err)
 		return f
 	}
-	f.data = d
+	// Split DWARF (-gsplit-dwarf): the types and functions are in the
+	// .dwo files or the .dwp package the skeleton units name.
+	split, err := sym.SplitUnits(ef, path, d)
+	if err != nil {
+		f.err = fmt.Errorf("no debug information for %s: %w", path, err)
+		return f
+	}
+	if split != nil {
+		f.datas = split
+	} else {
+		f.datas = []*dwarf.Data{d}
+	}
 	return f
 }
 
 // index records where functions and named types are (first seen wins).
 func (f *dwarfFile) index() {
 	f.once.Do(func() {
-		f.funcs, f.tags, f.laid = map[string]dwarf.Offset{}, map[string]dwarf.Offset{}, map[*dwarf.StructType]*types.Type{}
-		r := f.data.Reader()
-		for {
-			e, err := r.Next()
-			if err != nil || e == nil {
-				return
-			}
-			name, _ := e.Val(dwarf.AttrName).(string)
-			decl, _ := e.Val(dwarf.AttrDeclaration).(bool)
-			prefix := ""
-			switch e.Tag {
-			case dwarf.TagSubprogram:
-				if name != "" && !decl {
-					if _, ok := f.funcs[name]; !ok {
-						f.funcs[name] = e.Offset
-					}
-				}
-			case dwarf.TagStructType:
-				prefix = "struct "
-			case dwarf.TagUnionType:
-				prefix = "union "
-			case dwarf.TagEnumerationType:
-				prefix = "enum "
-			case dwarf.TagTypedef:
-				prefix = " "
-			}
-			if prefix != "" && name != "" && !decl {
-				key := strings.TrimSpace(prefix + name)
-				if _, ok := f.tags[key]; !ok {
-					f.tags[key] = e.Offset
-				}
-			}
-			if e.Children && e.Tag != dwarf.TagCompileUnit && e.Tag != dwarf.TagSubprogram {
-				// Members, enumerators, parameters: nothing to index.
-				r.SkipChildren()
-			}
+		f.funcs, f.tags, f.laid = map[string]dwRef{}, map[string]dwRef{}, map[*dwarf.StructType]*types.Type{}
+		for _, d := range f.datas {
+			f.indexData(d)
 		}
 	})
+}
+
+func (f *dwarfFile) indexData(d *dwarf.Data) {
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil {
+			return
+		}
+		name, _ := e.Val(dwarf.AttrName).(string)
+		decl, _ := e.Val(dwarf.AttrDeclaration).(bool)
+		prefix := ""
+		switch e.Tag {
+		case dwarf.TagSubprogram:
+			if name != "" && !decl {
+				if _, ok := f.funcs[name]; !ok {
+					f.funcs[name] = dwRef{d, e.Offset}
+				}
+			}
+		case dwarf.TagStructType:
+			prefix = "struct "
+		case dwarf.TagUnionType:
+			prefix = "union "
+		case dwarf.TagEnumerationType:
+			prefix = "enum "
+		case dwarf.TagTypedef:
+			prefix = " "
+		}
+		if prefix != "" && name != "" && !decl {
+			key := strings.TrimSpace(prefix + name)
+			if _, ok := f.tags[key]; !ok {
+				f.tags[key] = dwRef{d, e.Offset}
+			}
+		}
+		if e.Children && e.Tag != dwarf.TagCompileUnit && e.Tag != dwarf.TagSubprogram {
+			// Members, enumerators, parameters: nothing to index.
+			r.SkipChildren()
+		}
+	}
 }
 
 // params lists fn's formal parameters in order.
@@ -145,12 +160,12 @@ func (f *dwarfFile) params(fn string) ([]Param, error) {
 	f.index()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	off, ok := f.funcs[fn]
+	ref, ok := f.funcs[fn]
 	if !ok {
 		return nil, fmt.Errorf("function %s not found in the debug information of %s", fn, f.path)
 	}
-	r := f.data.Reader()
-	r.Seek(off)
+	r := ref.d.Reader()
+	r.Seek(ref.off)
 	e, err := r.Next()
 	if err != nil || e == nil {
 		return nil, fmt.Errorf("reading the debug information of %s: %v", f.path, err)
@@ -178,7 +193,7 @@ func (f *dwarfFile) params(fn string) ([]Param, error) {
 		if !ok {
 			return nil, fmt.Errorf("parameter %s of %s in %s has no type", name, fn, f.path)
 		}
-		dt, err := f.data.Type(toff)
+		dt, err := ref.d.Type(toff)
 		if err != nil {
 			return nil, fmt.Errorf("type of parameter %s of %s in %s: %w", name, fn, f.path, err)
 		}
@@ -196,11 +211,11 @@ func (f *dwarfFile) lookup(name string) (*types.Type, bool) {
 	f.index()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	off, ok := f.tags[name]
+	ref, ok := f.tags[name]
 	if !ok {
 		return nil, false
 	}
-	dt, err := f.data.Type(off)
+	dt, err := ref.d.Type(ref.off)
 	if err != nil {
 		return nil, false
 	}
@@ -364,7 +379,13 @@ func isDwarfPlainChar(dt dwarf.Type) bool {
 func cTypeName(dt dwarf.Type) string {
 	switch t := dt.(type) {
 	case *dwarf.QualType:
-		return cTypeName(t.Type)
+		// "const char*" as bpftrace prints it; a qualified pointer
+		// ("char* const") keeps the qualifier after the star.
+		inner := cTypeName(t.Type)
+		if _, ptr := t.Type.(*dwarf.PtrType); ptr {
+			return inner + " " + t.Qual
+		}
+		return t.Qual + " " + inner
 	case *dwarf.PtrType:
 		if _, ok := t.Type.(*dwarf.VoidType); ok || t.Type == nil {
 			return "void*"
@@ -429,50 +450,4 @@ func (r *Sources) fromDWARF(name string) (*types.Type, bool) {
 		}
 	}
 	return nil, false
-}
-
-// separateDebug opens the separate debug file of the binary ef at path:
-// in each of its directory, its .debug, /usr/lib/debug and dirs (relative
-// ones from the binary's directory), DIR/.build-id/xx/yyyy.debug by build
-// ID, then DIR/LINK by .gnu_debuglink (and /usr/lib/debug/BINDIR/LINK).
-func separateDebug(ef *elf.File, path string, dirs []string) *elf.File {
-	binDir := filepath.Dir(path)
-	buildID, link := sym.BuildID(ef), ""
-	if s := ef.Section(".gnu_debuglink"); s != nil {
-		if data, err := s.Data(); err == nil {
-			if i := strings.IndexByte(string(data), 0); i > 0 {
-				link = string(data[:i])
-			}
-		}
-	}
-	var cands []string
-	for _, d := range append([]string{"", ".debug", "/usr/lib/debug"}, dirs...) {
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(binDir, d)
-		}
-		if buildID != "" {
-			cands = append(cands, filepath.Join(d, ".build-id", buildID[:2], buildID[2:]+".debug"))
-		}
-		// Without a debuglink: BINARY.debug (objcopy --only-keep-debug's
-		// usual name), which must carry the same build ID.
-		cands = append(cands, filepath.Join(d, filepath.Base(path)+".debug"))
-		if link != "" {
-			cands = append(cands, filepath.Join(d, link))
-			if abs, err := filepath.Abs(binDir); err == nil && filepath.IsAbs(d) && d == "/usr/lib/debug" {
-				cands = append(cands, filepath.Join(d, abs, link))
-			}
-		}
-	}
-	for _, c := range cands {
-		if c == path {
-			continue
-		}
-		if d, err := elf.Open(c); err == nil {
-			if d.Section(".debug_info") != nil && (buildID == "" || sym.BuildID(d) == buildID) {
-				return d
-			}
-			d.Close()
-		}
-	}
-	return nil
 }

@@ -278,6 +278,7 @@ func (c *checker) NamedParams() stdlib.NamedParams { return c.opts.NamedParams }
 
 func (c *checker) Compat() compat.Version { return c.opts.Compat }
 func (c *checker) NoCpid() bool           { return c.opts.NoCpid }
+func (c *checker) NoTarget() bool         { return c.opts.NoTarget }
 
 func truncInt(v int64, t *types.Type) int64 {
 	if t.Size >= 8 {

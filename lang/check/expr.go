@@ -171,7 +171,7 @@ func (c *checker) fillPositional(e *lang.PositionalExpr) {
 
 func (c *checker) builtinVar(e *lang.BuiltinExpr) *types.Type {
 	row, _, ok := stdlib.Resolve(e.Name)
-	if !ok || (row.Kind != stdlib.Var && !(row.Kind == stdlib.Func && row.MinArgs == 0 && (row.Name == "kstack" || row.Name == "ustack"))) {
+	if !ok || (row.Kind != stdlib.Var && !(row.Kind == stdlib.Func && row.MinArgs == 0 && (row.Name == "kstack" || row.Name == "ustack" || row.Name == "dw_ustack"))) {
 		c.errHint(e.Span(), func() string { return lang.Suggest(e.Name, stdlib.Names(stdlib.Var)) }, "Unknown identifier: '%s'", e.Name)
 		return types.InvalidType
 	}
@@ -182,7 +182,8 @@ func (c *checker) builtinVar(e *lang.BuiltinExpr) *types.Type {
 }
 
 func (c *checker) ident(e *lang.IdentExpr) *types.Type {
-	if row, _, ok := stdlib.Resolve(e.Name); ok && row.Kind == stdlib.Var {
+	if row, _, ok := stdlib.Resolve(e.Name); ok && (row.Kind == stdlib.Var || e.Name == "dw_ustack") {
+		// dw_ustack, like kstack/ustack, is also written without parentheses.
 		return row.Check(c, &stdlib.Call{Expr: e, Name: stdlib.Canonical(e.Name), Probe: c.probe})
 	}
 	if c.opts.Resolver != nil {

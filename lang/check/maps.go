@@ -135,7 +135,7 @@ func keyCompatible(a, b *types.Type) bool {
 	case a.Kind == types.String && b.Kind == types.String:
 		return true
 	case a.Kind == types.Stack && b.Kind == types.Stack:
-		return a.Stack.User == b.Stack.User
+		return a.Stack.User == b.Stack.User && a.Stack.Dwarf == b.Stack.Dwarf
 	case a.Kind == types.Tuple && b.Kind == types.Tuple:
 		return assignable(a, b)
 	}

@@ -26,6 +26,8 @@ type Options struct {
 	// NoCpid: no -c command, so `cpid` is an error ("cpid cannot be used
 	// without child command").
 	NoCpid bool
+	// NoTarget: neither -p nor -c names a process (dw_ustack needs one).
+	NoTarget bool
 	// Compat is the bpftrace release whose semantics to follow (types,
 	// scoping) where 0.17 and 0.26 differ.
 	Compat compat.Version

@@ -317,8 +317,13 @@ func assignable(old, v *types.Type) bool {
 		return true
 	case old.Kind == types.Pointer && v.Kind == types.Pointer:
 		return true
+	case old.Kind == types.Array && v.Kind == types.Array:
+		// `let $x: struct Foo *[2] = args.bar->foos`: the declared
+		// element may be laid out in full where the value's points to
+		// the DWARF stub of the same struct.
+		return old.Len == v.Len && old.Size == v.Size && assignable(old.Elem, v.Elem)
 	case old.Kind == types.Stack && v.Kind == types.Stack:
-		return old.Stack.User == v.Stack.User
+		return old.Stack.User == v.Stack.User && old.Stack.Dwarf == v.Stack.Dwarf
 	case old.Kind.IsAggregation():
 		return old.Kind == v.Kind
 	}

@@ -101,7 +101,19 @@ type StackInfo struct {
 	User  bool
 	Mode  StackMode
 	Limit int // frames, 1..1024; bpftrace's default is 127
+	// Dwarf marks a dw_ustack value: registers and a copy of the user
+	// stack, unwound with the binaries' CFI when printed (DwarfStackSize).
+	Dwarf bool
 }
+
+// dw_ustack values (compiler/ABI.md): [0:8] bytes of stack copied,
+// [8:16] pid, [16:24] ip, [24:32] sp, [32:40] bp, then DwarfStackCopy
+// bytes of user stack from sp up (the rest of sp's page and the next).
+const (
+	DwarfStackHeader = 40
+	DwarfStackCopy   = 8192
+	DwarfStackSize   = DwarfStackHeader + DwarfStackCopy
+)
 
 // DefaultStackLimit is the frames a kstack/ustack without a limit keeps
 // (bpftrace's default, the kernel's default perf_event_max_stack).

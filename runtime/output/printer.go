@@ -43,6 +43,13 @@ type Frame struct {
 	Sym    string // symbol name; "" when the address resolves to nothing
 	Offset uint64 // Addr - symbol start
 	Module string // user stacks: path of the mapped object; "" when unknown
+	// File and Line are the source line of the frame (bpftrace 0.26's
+	// show_debug_info), when the module has DWARF line tables.
+	File string
+	Line int
+	// Inlined marks a frame for a call the compiler inlined at Addr: Sym
+	// is the inlined function, File:Line the place in it.
+	Inlined bool
 }
 
 // Symbolizer resolves what only the live system knows. The runtime
@@ -61,6 +68,13 @@ type Symbolizer interface {
 	Username(uid uint64) string
 	// CgroupPath is cgroup_path()'s text for the cgroup id.
 	CgroupPath(id uint64) string
+}
+
+// DwarfStacker is a Symbolizer that unwinds dw_ustack values: regs are
+// the value after its length and pid (ip, sp, bp, then the stack copy;
+// types.DwarfStackSize), in process pid.
+type DwarfStacker interface {
+	DwarfStack(pid int, regs []byte) ([]Frame, error)
 }
 
 // cgroupFilterer is a Symbolizer that can also restrict cgroup_path()'s
@@ -467,7 +481,17 @@ func (p *Printer) stackText(v Value, indent int) string {
 	if p.syms == nil || id < 0 {
 		return ""
 	}
-	frames, err := p.syms.Stack(info, id, int(v.Aux))
+	var frames []Frame
+	var err error
+	if info.Dwarf {
+		ds, ok := p.syms.(DwarfStacker)
+		if !ok {
+			return ""
+		}
+		frames, err = ds.DwarfStack(int(v.Aux), v.Bytes)
+	} else {
+		frames, err = p.syms.Stack(info, id, int(v.Aux))
+	}
 	if err != nil {
 		return ""
 	}
@@ -485,6 +509,18 @@ func (p *Printer) stackText(v Value, indent int) string {
 		if f.Sym != "" {
 			sym = f.Sym + "+" + strconv.FormatUint(f.Offset, 10)
 		}
+		if f.Inlined {
+			// bpftrace 0.26: "[inlined] fn@file:line", in perf mode
+			// "addr fn (inlined)"; raw and build_id modes list addresses.
+			switch info.Mode {
+			case types.StackPerf:
+				sb.WriteString("\t" + strconv.FormatUint(f.Addr, 16) + " " + f.Sym + " (inlined)\n")
+			case types.StackRaw, types.StackBuildID:
+			default:
+				sb.WriteString(pad + "[inlined] " + f.Sym + sourceSuffix(f) + "\n")
+			}
+			continue
+		}
 		switch info.Mode {
 		case types.StackBuildID:
 			sb.WriteString(BuildIDFrame(int(v.Aux), f.Addr) + "\n")
@@ -501,8 +537,16 @@ func (p *Printer) stackText(v Value, indent int) string {
 		case types.StackRaw:
 			sb.WriteString(strconv.FormatUint(f.Addr, 16) + "\n")
 		default:
-			sb.WriteString(pad + sym + "\n")
+			sb.WriteString(pad + sym + sourceSuffix(f) + "\n")
 		}
 	}
 	return sb.String()
+}
+
+// sourceSuffix is "@file:line" for a frame whose source line is known.
+func sourceSuffix(f Frame) string {
+	if f.File == "" || f.Line <= 0 {
+		return ""
+	}
+	return "@" + f.File + ":" + strconv.Itoa(f.Line)
 }

@@ -78,6 +78,14 @@ func Decode(t *types.Type, b []byte) (Value, error) {
 		}
 		v.Bits = binary.LittleEndian.Uint64(b[0:8])
 		v.Aux = binary.LittleEndian.Uint64(b[8:16])
+		if t.Kind == types.Stack && t.Stack.Dwarf {
+			// dw_ustack: the registers and the stack copy follow.
+			if err := need(types.DwarfStackHeader); err != nil {
+				return v, err
+			}
+			n := min(v.Bits, uint64(len(b)-types.DwarfStackHeader))
+			v.Bytes = append([]byte(nil), b[16:types.DwarfStackHeader+int(n)]...)
+		}
 	case types.Inet:
 		if err := need(24); err != nil {
 			return v, err

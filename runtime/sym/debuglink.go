@@ -38,28 +38,67 @@ func BuildID(f *elf.File) string {
 // debugRoot is where debug files are installed (a variable for tests).
 var debugRoot = "/usr/lib/debug"
 
+// extraDirs are more directories holding separate debug files
+// (--debuginfo), set once at start by SetDebugDirs.
+var extraDirs []string
+
+// SetDebugDirs adds directories (--debuginfo DIR[:DIR]) where separate
+// debug files are looked for, after the standard places; a relative one
+// is taken from the binary's directory.
+func SetDebugDirs(dirs []string) { extraDirs = append([]string(nil), dirs...) }
+
+// debugLink is the file name .gnu_debuglink of f names, or "".
+func debugLink(f *elf.File) string {
+	if s := f.Section(".gnu_debuglink"); s != nil {
+		if data, err := s.Data(); err == nil {
+			if i := bytes.IndexByte(data, 0); i > 0 {
+				return string(data[:i])
+			}
+		}
+	}
+	return ""
+}
+
 // debugCandidates lists where the debug file of f (at name) may be, best
-// first.
-func debugCandidates(f *elf.File, name string) []string {
+// first: by build ID under /usr/lib/debug and in debuginfod caches; by
+// .gnu_debuglink next to the binary, in its .debug directory and under
+// /usr/lib/debug/BINDIR; then in each of dirs (and extraDirs) by build ID,
+// by debuglink and as BINARY.debug (objcopy --only-keep-debug's usual
+// name, which must carry the same build ID).
+func debugCandidates(f *elf.File, name string, dirs []string) []string {
 	var cands []string
-	if id := BuildID(f); id != "" {
+	id := BuildID(f)
+	if len(id) > 2 {
 		cands = append(cands, filepath.Join(debugRoot, ".build-id", id[:2], id[2:]+".debug"))
 		for _, dir := range debuginfodCaches() {
 			cands = append(cands, filepath.Join(dir, id, "debuginfo"))
 		}
 	}
-	if s := f.Section(".gnu_debuglink"); s != nil {
-		if data, err := s.Data(); err == nil {
-			if i := bytes.IndexByte(data, 0); i > 0 {
-				link := string(data[:i])
-				dir := filepath.Dir(name)
-				if real, err := filepath.EvalSymlinks(name); err == nil {
-					dir = filepath.Dir(real)
-				}
-				cands = append(cands, filepath.Join(dir, link), filepath.Join(dir, ".debug", link),
-					filepath.Join(debugRoot, dir, link))
+	dir := filepath.Dir(name)
+	if real, err := filepath.EvalSymlinks(name); err == nil {
+		dir = filepath.Dir(real)
+	}
+	link := debugLink(f)
+	if link != "" {
+		abs, _ := filepath.Abs(dir)
+		cands = append(cands, filepath.Join(dir, link), filepath.Join(dir, ".debug", link),
+			filepath.Join(debugRoot, abs, link))
+	}
+	for _, d := range append(append([]string(nil), dirs...), extraDirs...) {
+		if !filepath.IsAbs(d) {
+			// --debuginfo=./external_debug: from the working directory
+			// when it is there, else from the binary's directory.
+			if st, err := os.Stat(d); err != nil || !st.IsDir() {
+				d = filepath.Join(dir, d)
 			}
 		}
+		if len(id) > 2 {
+			cands = append(cands, filepath.Join(d, ".build-id", id[:2], id[2:]+".debug"))
+		}
+		if link != "" {
+			cands = append(cands, filepath.Join(d, link))
+		}
+		cands = append(cands, filepath.Join(d, filepath.Base(name)+".debug"))
 	}
 	return cands
 }
@@ -83,20 +122,25 @@ func debuginfodCaches() []string {
 }
 
 // debugFile opens the separate debug-info file of f (at name), if one is
-// installed. A file found by debuglink whose build ID differs from f's is
+// installed (in the standard places or dirs); with needDWARF only one
+// that holds .debug_info. A file whose build ID differs from f's is
 // another build's and is skipped.
-func debugFile(f *elf.File, name string) (*elf.File, string) {
+func debugFile(f *elf.File, name string, dirs []string, needDWARF bool) (*elf.File, string) {
 	id := BuildID(f)
 	abs, _ := filepath.Abs(name)
-	for _, c := range debugCandidates(f, name) {
-		if c == name || c == abs {
+	seen := map[string]bool{}
+	for _, c := range debugCandidates(f, name, dirs) {
+		ca, _ := filepath.Abs(c)
+		if c == name || ca == abs || seen[ca] {
 			continue
 		}
+		seen[ca] = true
 		d, err := elf.Open(c)
 		if err != nil {
 			continue
 		}
-		if did := BuildID(d); id != "" && did != "" && did != id {
+		did := BuildID(d)
+		if (id != "" && did != "" && did != id) || (needDWARF && d.Section(".debug_info") == nil) {
 			d.Close()
 			continue
 		}
@@ -113,7 +157,7 @@ func DebugFile(path string) string {
 		return ""
 	}
 	defer f.Close()
-	d, p := debugFile(f, path)
+	d, p := debugFile(f, path, nil, false)
 	if d != nil {
 		d.Close()
 	}
@@ -122,4 +166,11 @@ func DebugFile(path string) string {
 
 // OpenDebug opens the separate debug-info file of the ELF file f at path;
 // the caller closes it. nil when there is none.
-func OpenDebug(f *elf.File, path string) (*elf.File, string) { return debugFile(f, path) }
+func OpenDebug(f *elf.File, path string) (*elf.File, string) { return debugFile(f, path, nil, false) }
+
+// OpenDWARF opens the separate debug file of f at path that holds its
+// DWARF, looking in the standard places, then in dirs and the
+// --debuginfo directories; the caller closes it. nil when there is none.
+func OpenDWARF(f *elf.File, path string, dirs []string) (*elf.File, string) {
+	return debugFile(f, path, dirs, true)
+}

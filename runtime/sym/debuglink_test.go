@@ -119,3 +119,49 @@ func TestDebugFileByDebuglink(t *testing.T) {
 		t.Error("a debug file of another build was used")
 	}
 }
+
+// TestOpenDWARFInDirs: a stripped binary's DWARF is found as BINARY.debug
+// in a --debuginfo directory (relative ones from the binary's directory
+// when the working directory has no such directory), and not at all when
+// the debug file is another build's.
+func TestOpenDWARFInDirs(t *testing.T) {
+	requireGCC(t)
+	dir := t.TempDir()
+	bin := build(t, dir, "dd", "gcc", progC, "-g", "-Wl,--build-id")
+	ext := filepath.Join(dir, "ext")
+	if err := os.Mkdir(ext, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stripped := filepath.Join(dir, "dd-stripped")
+	for _, args := range [][]string{
+		{"objcopy", "--only-keep-debug", bin, filepath.Join(ext, "dd-stripped.debug")},
+		{"objcopy", "--strip-debug", bin, stripped},
+	} {
+		if b, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, b)
+		}
+	}
+	f, err := elf.Open(stripped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if d, _ := OpenDWARF(f, stripped, nil); d != nil {
+		d.Close()
+		t.Fatal("found debug information without the directory")
+	}
+	d, p := OpenDWARF(f, stripped, []string{"./ext"})
+	if d == nil || p != filepath.Join(ext, "dd-stripped.debug") {
+		t.Fatalf("OpenDWARF with ./ext: %v %q", d, p)
+	}
+	d.Close()
+	// Another build's debug file (other build ID) is not taken.
+	other := build(t, t.TempDir(), "dd", "gcc", progC+"\nint extra_fn(void) { return 7; }\n", "-g", "-Wl,--build-id")
+	if b, err := exec.Command("objcopy", "--only-keep-debug", other, filepath.Join(ext, "dd-stripped.debug")).CombinedOutput(); err != nil {
+		t.Fatalf("objcopy: %v\n%s", err, b)
+	}
+	if d, p := OpenDWARF(f, stripped, []string{ext}); d != nil {
+		d.Close()
+		t.Errorf("took another build's debug file %s", p)
+	}
+}

@@ -120,7 +120,7 @@ func parseELF(r io.ReaderAt, name string) (*elfObj, error) {
 		syms = o.appendSyms(syms, dyn)
 	}
 	if errors.Is(errSym, elf.ErrNoSymbols) {
-		if dbg, _ := debugFile(f, name); dbg != nil {
+		if dbg, _ := debugFile(f, name, nil, false); dbg != nil {
 			if s, err := dbg.Symbols(); err == nil {
 				syms = o.appendSyms(syms, s)
 			}

@@ -118,7 +118,7 @@ func (s *Symbolizer) Stack(info types.StackInfo, id int64, pid int) ([]output.Fr
 	for i, a := range addrs {
 		frames[i] = s.userFrameOutLocked(pid, a)
 	}
-	return frames, nil
+	return s.withSourceLocked(pid, frames), nil
 }
 
 func stackIDError(id int64) error {

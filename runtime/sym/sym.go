@@ -57,6 +57,8 @@ type Symbolizer struct {
 
 	users  userCache
 	cgroup cgroupCache
+
+	debugInfo bool // source lines and inlined frames in user stacks (SetDebugInfo)
 }
 
 // New returns a Symbolizer; it reads nothing until asked.

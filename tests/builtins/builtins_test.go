@@ -489,3 +489,27 @@ func TestDeleteForms(t *testing.T) {
 	requireTracing(t)
 	expect(t, "delete", gt(t, "-e", deleteScript), "\n\n@m[1]: 1\n@t[1, a]: 1\n")
 }
+
+var dwStackScript = scriptOf("TestDwUstack", `uprobe:BIN:target /pid == PID && @once == 0/ { @once = 1; print(dw_ustack(2)); exit(); }`)
+
+// TestDwUstack: dw_ustack (bpftrace 0.26) at the entry of the ufunc
+// helper's target, unwound with the .eh_frame rules: target+0, then its
+// caller at a return address (tests/stacks checks a chain built without
+// frame pointers in depth).
+func TestDwUstack(t *testing.T) {
+	requireTracing(t)
+	h := testkit.StartHelper(t, "ufunc", "100000000")
+	script := strings.NewReplacer("PID", fmt.Sprint(h.Pid), "BIN", testkit.Helper(t, "ufunc")).Replace(dwStackScript)
+	tr := testkit.StartTracer(t, 30*time.Second, testkit.Gotrace(t), "-p", fmt.Sprint(h.Pid), "-e", script)
+	h.Go()
+	r := tr.Wait(30 * time.Second)
+	noCrash(t, r)
+	if r.TimedOut || r.ExitCode != 0 {
+		t.Fatalf("gotrace: exit %d timed out %v; stderr:\n%s", r.ExitCode, r.TimedOut, r.Stderr)
+	}
+	// Each value is 8 KiB: a hot loop may overrun the ring buffer before
+	// exit() stops it ("Lost N events").
+	if got := body(r.Stdout); !regexp.MustCompile(`^\n {8}target\+0\n {8}chain_b\+\d+\n\n(Lost \d+ events\n)?\n*@once: 1\n$`).MatchString(got) {
+		t.Errorf("dw_ustack(2) at target:\n%q", got)
+	}
+}

@@ -204,3 +204,6 @@ func (fakeSyms) CgroupPath(id uint64) string         { return "/cg" }
 func (fakeSyms) Stack(info types.StackInfo, id int64, pid int) ([]output.Frame, error) {
 	return []output.Frame{{Addr: 1, Sym: "f"}}, nil
 }
+func (fakeSyms) DwarfStack(pid int, regs []byte) ([]output.Frame, error) {
+	return []output.Frame{{Addr: 1, Sym: "f"}}, nil
+}

@@ -31,7 +31,7 @@ var _ = rows(
 	intAgg("min", types.Min, "minimum of values"),
 	intAgg("max", types.Max, "maximum of values"),
 	intAgg("stats", types.Stats, "count, average and total of values"),
-	&Builtin{Name: "hist", Kind: Agg, Sig: "hist(int64 n[, int k])", MinArgs: 1, MaxArgs: 2, MaxArgs017: 1,
+	&Builtin{Name: "hist", Kind: Agg, Sig: "hist(int64 n[, int k])", MinArgs: 1, MaxArgs: 2, MaxArgs017: 1, ArgsSince: "0.20",
 		Doc: "log2 histogram of values (k: bpftrace 0.26's 2^k buckets per power of 2; gotrace has k = 0)",
 		Check: func(c Checker, call *Call) *types.Type {
 			a := call.Args[0].Type()

@@ -1,0 +1,133 @@
+package stdlib
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/gotrace/gotrace/lang/types"
+)
+
+// Builtins bpftrace 0.25 and 0.26 added to their standard library (macros
+// there, rows here): is_err, signal_name. Each names the release that added
+// it (Since), so --compat 0.17 refuses it by that name.
+
+// MaxErrno is the kernel's MAX_ERRNO: the pointers ERR_PTR(-1) ..
+// ERR_PTR(-MAX_ERRNO) are the last 4095 values of the address space.
+const MaxErrno = 4095
+
+// SignalNames are strsignal(3)'s descriptions of signals 0..64, as
+// bpftrace 0.26's signal_name() gives them (glibc's wording; 32 and 33 are
+// the C library's own real-time signals). Any other number is "N/A".
+var SignalNames = func() []string {
+	s := []string{
+		"Unknown signal 0", "Hangup", "Interrupt", "Quit", "Illegal instruction",
+		"Trace/breakpoint trap", "Aborted", "Bus error", "Floating point exception",
+		"Killed", "User defined signal 1", "Segmentation fault", "User defined signal 2",
+		"Broken pipe", "Alarm clock", "Terminated", "Stack fault", "Child exited",
+		"Continued", "Stopped (signal)", "Stopped", "Stopped (tty input)",
+		"Stopped (tty output)", "Urgent I/O condition", "CPU time limit exceeded",
+		"File size limit exceeded", "Virtual timer expired", "Profiling timer expired",
+		"Window changed", "I/O possible", "Power failure", "Bad system call",
+		"Unknown signal 32", "Unknown signal 33",
+	}
+	for i := 0; i <= 30; i++ {
+		s = append(s, fmt.Sprintf("Real-time signal %d", i))
+	}
+	return s
+}()
+
+// UnknownSignal is signal_name() of a number outside SignalNames.
+const UnknownSignal = "N/A"
+
+// SignalName is signal_name(n).
+func SignalName(n int64) string {
+	if n >= 0 && n < int64(len(SignalNames)) {
+		return SignalNames[n]
+	}
+	return UnknownSignal
+}
+
+// SignalNameSize is signal_name()'s string size: the longest description
+// and its NUL.
+var SignalNameSize = func() int {
+	n := len(UnknownSignal)
+	for _, s := range SignalNames {
+		n = max(n, len(s))
+	}
+	return n + 1
+}()
+
+var _ = rows(
+	&Builtin{Name: "is_err", Kind: Func, Sig: "is_err(void *ptr)", MinArgs: 1, MaxArgs: 1, Since: "0.26",
+		Doc: "true if ptr is an error pointer (the kernel's IS_ERR: one of the last MAX_ERRNO = 4095 addresses, ERR_PTR(-errno))",
+		Check: func(c Checker, call *Call) *types.Type {
+			if t := call.Args[0].Type(); !invalid(t) && !isInt(t) && t.Kind != types.Pointer {
+				c.Errorf(call.Expr, "is_err() expects a pointer or integer argument (%s provided)", KindOfValue(t))
+				return types.InvalidType
+			}
+			return types.BoolType
+		}},
+	&Builtin{Name: "signal_name", Kind: Func, Sig: "signal_name(int sig)", MinArgs: 1, MaxArgs: 1, Since: "0.26",
+		Doc: "description of signal sig as strsignal(3) words it (\"Interrupt\" for 2; \"N/A\" if unknown), as a string",
+		Check: func(c Checker, call *Call) *types.Type {
+			if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
+				c.Errorf(call.Expr, "signal_name() only supports integer arguments (%s provided)", KindOfValue(t))
+				return types.InvalidType
+			}
+			return types.StringType(SignalNameSize)
+		}},
+)
+
+func init() {
+	Gens["is_err"] = genIsErr
+	Gens["signal_name"] = genSignalName
+}
+
+// genIsErr: (u64)ptr >= (u64)-MAX_ERRNO.
+func genIsErr(g Gen, c *Call) error {
+	r, err := g.EvalInt(c.Args[0])
+	if err != nil {
+		return err
+	}
+	yes := g.Label("iserr_yes")
+	done := g.Label("iserr_done")
+	g.Emit(asm.Mov.Imm(asm.R0, -MaxErrno), // sign-extended: 2^64 - 4095
+		asm.JGE.Reg(r, asm.R0, yes),
+		asm.Mov.Imm(asm.R0, 0), asm.Ja.Label(done))
+	g.Place(yes)
+	g.Emit(asm.Mov.Imm(asm.R0, 1))
+	g.Place(done)
+	g.Emit(asm.Mov.Reg(asm.R0, asm.R0))
+	g.Free(r)
+	g.SetResult(asm.R0)
+	return nil
+}
+
+// genSignalName: a constant for a constant number, else a search of the
+// table (as syscall_name) writing the description into the zeroed result;
+// a number outside it gives "N/A".
+func genSignalName(g Gen, c *Call) error {
+	if v, ok := intConst(c.Args[0]); ok {
+		g.ConstResult(SignalName(v))
+		return nil
+	}
+	r, err := g.EvalInt(c.Args[0])
+	if err != nil {
+		return err
+	}
+	defer g.Free(r)
+	g.ResultMem(asm.R1, SignalNameSize, true)
+	es := make([]sysEntry, len(SignalNames))
+	for i, s := range SignalNames {
+		es[i] = sysEntry{i, s}
+	}
+	done := g.Label("signame_done")
+	unknown := g.Label("signame_unknown")
+	sysNameTreeElse(g, r, es, done, unknown)
+	g.Place(unknown)
+	storeName(g, UnknownSignal)
+	g.Place(done)
+	g.Emit(asm.Mov.Reg(asm.R1, asm.R1))
+	return nil
+}

@@ -275,6 +275,12 @@ func (s *session) run(ctx context.Context) (err error) {
 		f.Flush() // the runner waits for these lines
 	}
 
+	// Iterators run to their end now, everything attached (their
+	// printf output comes through the ring buffer like any probe's).
+	if err := l.RunIters(s.opts.Stdout); err != nil {
+		return err
+	}
+
 	var childDone <-chan struct{}
 	if child != nil {
 		if err := child.release(); err != nil {
@@ -291,7 +297,8 @@ func (s *session) run(ctx context.Context) (err error) {
 		pidDone = watchPID(s.opts.PID, stop)
 	}
 	var timeout <-chan time.Time
-	if s.opts.Mode == "bench" || s.opts.Compat.ExitAfterBeginEnd() && len(pl.groups) == 0 && child == nil && s.opts.PID == 0 {
+	if s.opts.Mode == "bench" || s.opts.Compat.ExitAfterBeginEnd() && len(pl.groups) == 0 && child == nil && s.opts.PID == 0 ||
+		pl.onlyIters() && child == nil && s.opts.PID == 0 {
 		// Only BEGIN/END probes: nothing can fire any more, so bpftrace
 		// 0.26 ends right after BEGIN (0.17 waits for Ctrl-C).
 		now := make(chan time.Time, 1)

@@ -82,6 +82,7 @@ var _ = rows(
 func init() {
 	Gens["is_err"] = genIsErr
 	Gens["signal_name"] = genSignalName
+	attachGens()
 }
 
 // genIsErr: (u64)ptr >= (u64)-MAX_ERRNO.
@@ -130,4 +131,33 @@ func genSignalName(g Gen, c *Call) error {
 	g.Place(done)
 	g.Emit(asm.Mov.Reg(asm.R1, asm.R1))
 	return nil
+}
+
+// iterCtx is the type of ctx in an iter:NAME clause: a pointer to the
+// kernel's struct bpf_iter__NAME (meta, then the object the iterator
+// visits: task, task and file, task and vma ...), nil elsewhere.
+func iterCtx(c Checker, call *Call) *types.Type {
+	if call.Probe == nil {
+		return nil
+	}
+	name := ""
+	for _, ap := range call.Probe.Attach {
+		if ap.Provider != "iter" {
+			return nil
+		}
+		if name != "" && ap.Func != name {
+			c.Errorf(call.Expr, "ctx: iter:%s and iter:%s have different contexts; use one iterator per probe", name, ap.Func)
+			return types.InvalidType
+		}
+		name = ap.Func
+	}
+	if name == "" {
+		return nil
+	}
+	t, err := c.LookupType("struct bpf_iter__" + name)
+	if err != nil || t == nil || t.Kind != types.Record || len(t.Fields) == 0 {
+		c.Errorf(call.Expr, "ctx: the kernel's BTF has no struct bpf_iter__%s (iterator %s unknown)", name, name)
+		return types.InvalidType
+	}
+	return types.PointerTo(t, types.AddrKernel)
 }

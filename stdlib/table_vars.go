@@ -49,8 +49,11 @@ var _ = rows(
 			}
 			return types.PointerTo(t, types.AddrKernel)
 		}},
-	&Builtin{Name: "ctx", Kind: Var, Sig: "ctx", Doc: "the probe's context pointer",
-		Check: func(Checker, *Call) *types.Type {
+	&Builtin{Name: "ctx", Kind: Var, Sig: "ctx", Doc: "the probe's context pointer (iter:NAME: struct bpf_iter__NAME *)",
+		Check: func(c Checker, call *Call) *types.Type {
+			if t := iterCtx(c, call); t != nil {
+				return t
+			}
 			return types.PointerTo(&types.Type{Kind: types.None}, types.AddrKernel)
 		}},
 	&Builtin{Name: "argN", Kind: Var, Sig: "arg0..argN", Probes: []string{"kprobe", "uprobe", "usdt", "rawtracepoint"},

@@ -1,0 +1,168 @@
+package builtins_test
+
+// More of what bpftrace 0.20-0.26 added: is_err, signal_name, and the
+// iter:task, iter:task_file and iter:task_vma probes (bpftrace 0.17 has
+// those too; its own check refuses them on this kernel, so they run side by
+// side with gotrace --compat 0.17 instead).
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gotrace/gotrace/internal/testkit"
+)
+
+var isErrScript = scriptOf("TestIsErrSignalName", `BEGIN {
+	$p = (struct task_struct *)-2;
+	printf("%d %d %d %d %d\n", is_err(0), is_err(-1), is_err(-4095), is_err(-4096), is_err(curtask));
+	print(is_err($p));
+}`)
+
+var signalNameScript = scriptOf("TestIsErrSignalName", `BEGIN {
+	printf("%s|%s|%s|%s|%s|%s\n", signal_name(2), signal_name(9), signal_name(34), signal_name(64), signal_name(65), signal_name(-1));
+	$s = 10; if (pid > 0) { $s = 17; }
+	$u = 100; if (pid > 0) { $u = 70; }
+	printf("%s|%s\n", signal_name($s), signal_name($u));
+	print(signal_name(15));
+}`)
+
+// TestIsErrSignalName: is_err is true for the last 4095 addresses only
+// (ERR_PTR(-1) .. ERR_PTR(-4095)); signal_name words a signal as
+// strsignal(3) does, "N/A" outside 0..64, for constants (named at compile
+// time) and run-time values alike. --compat 0.17 refuses both, naming the
+// bpftrace release that added them.
+func TestIsErrSignalName(t *testing.T) {
+	requireTracing(t)
+	expect(t, "is_err", gt26(t, "-e", isErrScript), "0 1 1 0 0\ntrue\n")
+	expect(t, "signal_name", gt26(t, "-e", signalNameScript),
+		"Interrupt|Killed|Real-time signal 0|Real-time signal 30|N/A|N/A\nChild exited|N/A\nTerminated\n")
+	for _, c := range []struct{ script, want string }{
+		{`BEGIN { $x = is_err(0); }`, "stdin:1:14-20: ERROR: Unknown function: is_err (added in bpftrace 0.26; --compat 0.17 follows bpftrace 0.17)\n"},
+		{`BEGIN { $x = signal_name(2); }`, "stdin:1:14-25: ERROR: Unknown function: signal_name (added in bpftrace 0.26; --compat 0.17 follows bpftrace 0.17)\n"},
+	} {
+		if got := gtErr(t, "--compat", "0.17", "-e", c.script); !strings.HasPrefix(got, c.want) {
+			t.Errorf("--compat 0.17 %s:\n%s\nwant it to start with:\n%s", c.script, got, c.want)
+		}
+	}
+}
+
+var iterTaskScript = scriptOf("TestIterProbes", `iter:task /ctx->task->tgid == PID/ { printf("%d %s\n", ctx->task->pid, ctx->task->comm); }`)
+var iterFileScript = scriptOf("TestIterProbes", `iter:task_file /ctx->task->tgid == PID/ { printf("%d %d\n", ctx->task->pid, ctx->fd); }`)
+var iterVMAScript = scriptOf("TestIterProbes", `iter:task_vma /ctx->task->pid == PID/ { printf("%08lx-%08lx\n", ctx->vma->vm_start, ctx->vma->vm_end); @vmas = count(); }`)
+
+// TestIterProbes: an iterator runs its probe once per object to the end
+// and the run ends by itself. With the spinners helper running 4 threads:
+// iter:task prints one line per thread (its tid and comm, as /proc lists
+// them), iter:task_file one per open descriptor of the process (the
+// threads share the table, which the kernel visits once), iter:task_vma
+// one per mapping of /proc/PID/maps (the vsyscall page aside, which is no
+// VMA). The same under --compat 0.17 (bpftrace 0.17 has iter probes; its
+// own feature check refuses them on this kernel).
+func TestIterProbes(t *testing.T) {
+	requireTracing(t, testkit.BTF)
+	h := testkit.StartHelper(t, "spinners", "4", "20000")
+	h.Go()
+	tids := waitThreads(t, h.Pid, 4)
+	comm := helperComm(t, "spinners")
+	var want []string
+	for _, tid := range tids {
+		want = append(want, fmt.Sprintf("%d %s", tid, comm))
+	}
+	pid := fmt.Sprint(h.Pid)
+	for _, v := range [][]string{v26, {"--compat", "0.17"}} {
+		got := gtIter(t, v, strings.ReplaceAll(iterTaskScript, "PID", pid))
+		expect(t, "iter:task "+v[1], sortedLines(got), strings.Join(want, "\n")+"\n")
+	}
+
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", h.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantFDs []string
+	for _, fd := range fds {
+		wantFDs = append(wantFDs, fmt.Sprintf("%d %s", h.Pid, fd.Name()))
+	}
+	got := gtIter(t, v26, strings.ReplaceAll(iterFileScript, "PID", pid))
+	expect(t, "iter:task_file", sortedLines(got), sortedLines(strings.Join(wantFDs, "\n")))
+
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", h.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ranges []string
+	for _, l := range strings.Split(strings.TrimSpace(string(maps)), "\n") {
+		if strings.HasSuffix(l, "[vsyscall]") {
+			continue
+		}
+		ranges = append(ranges, strings.Fields(l)[0])
+	}
+	got = gtIter(t, v26, strings.ReplaceAll(iterVMAScript, "PID", pid))
+	expect(t, "iter:task_vma", got, strings.Join(ranges, "\n")+fmt.Sprintf("\n\n\n@vmas: %d\n", len(ranges)))
+}
+
+// gtIter runs an iter script (which must end by itself) with the compat
+// flags v.
+func gtIter(t *testing.T, v []string, script string) string {
+	t.Helper()
+	start := time.Now()
+	out := gt(t, append(append([]string{}, v...), "-e", script)...)
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("iterator run took %v", d)
+	}
+	return out
+}
+
+// waitThreads waits for pid to have n threads and returns their tids.
+func waitThreads(t *testing.T, pid, n int) []int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ents, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
+		if len(ents) == n {
+			var tids []int
+			for _, e := range ents {
+				id, _ := strconv.Atoi(filepath.Base(e))
+				tids = append(tids, id)
+			}
+			sort.Ints(tids)
+			return tids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d has %d threads, want %d", pid, len(ents), n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sortedLines sorts the non-empty lines of s field by field, numbers as
+// numbers.
+func sortedLines(s string) string {
+	var ls []string
+	for _, l := range strings.Split(s, "\n") {
+		if l != "" {
+			ls = append(ls, l)
+		}
+	}
+	less := func(a, b string) bool {
+		fa, fb := strings.Fields(a), strings.Fields(b)
+		for k := 0; k < len(fa) && k < len(fb); k++ {
+			na, ea := strconv.Atoi(fa[k])
+			nb, eb := strconv.Atoi(fb[k])
+			switch {
+			case ea == nil && eb == nil && na != nb:
+				return na < nb
+			case (ea != nil || eb != nil) && fa[k] != fb[k]:
+				return fa[k] < fb[k]
+			}
+		}
+		return len(fa) < len(fb)
+	}
+	sort.SliceStable(ls, func(i, j int) bool { return less(ls[i], ls[j]) })
+	return strings.Join(ls, "\n") + "\n"
+}

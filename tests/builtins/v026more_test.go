@@ -166,3 +166,62 @@ func sortedLines(s string) string {
 	sort.SliceStable(ls, func(i, j int) bool { return less(ls[i], ls[j]) })
 	return strings.Join(ls, "\n") + "\n"
 }
+
+var histKScript = scriptOf("TestHistK", `BEGIN { $i = 0; while ($i < 40) { @ = hist($i, 2); $i++; } @ = hist(-3, 2); @big = hist(5000, 3); @big = hist(3 * 1024 * 1024 * 1024, 3); exit(); }`)
+var histKJSONScript = scriptOf("TestHistK", `BEGIN { $i = 0; while ($i < 64) { @ = hist($i, 3); $i++; } exit(); }`)
+
+// TestHistK: hist(n, k) (bpftrace 0.20) splits each power of 2 into 2^k
+// buckets: values below 2^(k+1) one per bucket, then [lo, hi) with
+// bpftrace's K/M/G labels; -f json gives each bucket's min and max as
+// bpftrace's tests/runtime/outputs/hist_2args.json. --compat 0.17 refuses
+// the second argument, naming the release.
+func TestHistK(t *testing.T) {
+	requireTracing(t)
+	bar := func(n int) string { return strings.Repeat("@", int(float32(n)/float32(8)*52)) }
+	var want strings.Builder
+	fmt.Fprintf(&want, "@:\n%-16s%8d |%-52s|\n", "(..., 0)", 1, bar(1))
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(&want, "%-16s%8d |%-52s|\n", fmt.Sprintf("[%d]", i), 1, bar(1))
+	}
+	for _, b := range [][2]int{{8, 10}, {10, 12}, {12, 14}, {14, 16}, {16, 20}, {20, 24}, {24, 28}, {28, 32}, {32, 40}} {
+		fmt.Fprintf(&want, "%-16s%8d |%-52s|\n", fmt.Sprintf("[%d, %d)", b[0], b[1]), b[1]-b[0], bar(b[1]-b[0]))
+	}
+	// 3 << 30 is in [3 << 30, 3.25 << 30), labelled in M as bpftrace
+	// labels a bound (by the power of 2 it multiplies).
+	want.WriteString("\n@big:\n[4608, 5120)           1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n")
+	got := gt26(t, "-e", histKScript)
+	var nonzero []string
+	for _, l := range strings.Split(strings.TrimLeft(got, "\n"), "\n") {
+		if !strings.Contains(l, " 0 |") {
+			nonzero = append(nonzero, l)
+		}
+	}
+	want.WriteString("[3072M, 3328M)         1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n")
+	expect(t, "hist(n, k) (empty buckets aside)", strings.Join(nonzero, "\n"), want.String())
+
+	var js []string
+	for v := 0; v < 16; v++ {
+		js = append(js, fmt.Sprintf(`{"min": %d, "max": %d, "count": 1}`, v, v))
+	}
+	for lo := 16; lo < 64; {
+		w := 2
+		if lo >= 32 {
+			w = 4
+		}
+		js = append(js, fmt.Sprintf(`{"min": %d, "max": %d, "count": %d}`, lo, lo+w-1, w))
+		lo += w
+	}
+	got = strings.TrimLeft(gt26(t, "-q", "-f", "json", "-e", histKJSONScript), "\n")
+	expect(t, "hist(n, 3) json", got, `{"type": "hist", "data": {"@": [`+strings.Join(js, ", ")+"]}}\n")
+
+	want17 := "stdin:1:13-23: ERROR: hist() requires one argument (2 provided): hist() with 2 arguments was added in bpftrace 0.20 (--compat 0.17 follows bpftrace 0.17)\n"
+	if got := gtErr(t, "--compat", "0.17", "-e", `BEGIN { @ = hist(1, 2); }`); !strings.HasPrefix(got, want17) {
+		t.Errorf("--compat 0.17 hist(1, 2):\n%s\nwant it to start with:\n%s", got, want17)
+	}
+	// bpftrace 0.17 gives the same error, without the note.
+	testkit.Require(t, testkit.Bpftrace)
+	r := run(t, "bpftrace", "-e", `BEGIN { @ = hist(1, 2); }`)
+	if !strings.Contains(r.Stderr, "stdin:1:13-23: ERROR: hist() requires one argument (2 provided)\n") {
+		t.Errorf("bpftrace 0.17 hist(1, 2): %s", r.Stderr)
+	}
+}

@@ -225,3 +225,33 @@ func TestHistK(t *testing.T) {
 		t.Errorf("bpftrace 0.17 hist(1, 2): %s", r.Stderr)
 	}
 }
+
+var commPidScript = scriptOf("TestCommPid", `tracepoint:syscalls:sys_enter_getpid /pid == PID/ {
+	printf("%s|%s|%s|%d\n", comm(PID), comm(OTHER), comm(2147483647), comm(pid) == comm);
+	exit();
+}`)
+
+// TestCommPid: comm(pid) (bpftrace 0.25) is the name of another task,
+// looked up with the kfunc bpf_task_from_pid: the getpid helper's from its
+// own probe, the test binary's, "[Unknown]" for a pid no task has. The
+// kernel decides which program types may call the kfunc (here not BEGIN's
+// raw tracepoint), which the error names; --compat 0.17 refuses it.
+func TestCommPid(t *testing.T) {
+	requireTracing(t, testkit.BTF)
+	self := filepath.Base(os.Args[0])
+	if len(self) > 15 {
+		self = self[:15]
+	}
+	script := strings.ReplaceAll(commPidScript, "OTHER", fmt.Sprint(os.Getpid()))
+	got, _ := traceHelper(t, script, v26, false, "getpid", "2")
+	expect(t, "comm(pid)", got, helperComm(t, "getpid")+"|"+self+"|[Unknown]|1\n")
+
+	want := "stdin:1:15-22: ERROR: comm(pid) is not supported in BEGIN probes by this kernel: it calls the kfunc bpf_task_from_pid, which the kernel does not let RAW_TRACEPOINT programs call\n"
+	if got := gtErr(t, "--compat", "0.26", "-e", `BEGIN { print(comm(1)); }`); !strings.HasPrefix(got, want) {
+		t.Errorf("comm(pid) in BEGIN:\n%s\nwant it to start with:\n%s", got, want)
+	}
+	want = "stdin:1:14-18: ERROR: Unknown function: comm (comm(...) with one argument was added in bpftrace 0.25; --compat 0.17 follows bpftrace 0.17)\n"
+	if got := gtErr(t, "--compat", "0.17", "-e", `BEGIN { $c = comm(1); }`); !strings.HasPrefix(got, want) {
+		t.Errorf("--compat 0.17 comm(1):\n%s\nwant it to start with:\n%s", got, want)
+	}
+}

@@ -242,3 +242,16 @@ func genCommPid(g Gen, c *Call) error {
 	g.SetResultTemp(t)
 	return nil
 }
+
+var _ = rows(
+	&Builtin{Name: "find", Kind: MapFunc, Sig: "find(@map, key, $value)", MinArgs: 3, MaxArgs: 3, Since: "0.25",
+		Helpers: []string{"bpf_map_lookup_elem"},
+		Doc:     "true and $value = @map[key] if key is in the map, else false ($value untouched)",
+		// The checker types find() itself (lang/check/find.go).
+		Check: func(Checker, *Call) *types.Type { return types.BoolType }},
+)
+
+func init() {
+	Gens["find"] = func(g Gen, c *Call) error { return g.MapCall(c) }
+	attachGens()
+}

@@ -232,6 +232,9 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 		c.errAt(nameSp, "", "Unknown function: %s (added in bpftrace %s; --compat 0.17 follows bpftrace 0.17)", e.Name, row.Since)
 		return types.InvalidType
 	}
+	if row.Name == "find" {
+		return c.findCall(e)
+	}
 	if row.Unsafe && !c.opts.Unsafe {
 		if c.opts.Compat.UnsafeIsUnsafe() {
 			c.errAt(e.Span(), "", "%s() is unsafe. To use you need the --unsafe flag", e.Name)

@@ -255,3 +255,81 @@ func TestCommPid(t *testing.T) {
 		t.Errorf("--compat 0.17 comm(1):\n%s\nwant it to start with:\n%s", got, want)
 	}
 }
+
+// findScript is bpftrace 0.25's tests/runtime/scripts/find.bt (eight
+// checks of found and missing keys, integer, string and tuple values,
+// keys as literals, variables and nested tuples), which prints 8.
+var findScript = scriptOf("TestFind", `BEGIN {
+    $count = 0;
+    let $val;
+    @a[1] = 10;
+    if (find(@a, 1, $val)) {
+        if ($val == 10) {
+            ++$count;
+        }
+    }
+
+    if (!find(@a, 2, $val)) {
+        if ($val == 10) {
+            ++$count;
+        }
+    }
+
+    @a[2] = 20;
+    $b = 2;
+    if (find(@a, $b, $val)) {
+        if ($val == 20) {
+            ++$count;
+        }
+    }
+
+    $val_str = "hello";
+    @b["longerstr"] = "bye";
+    if (!find(@b, "byeasdfasdfasdfasdfasdfasdf", $val_str)) {
+        if ($val_str == "hello") {
+            ++$count;
+        }
+    }
+
+    if (find(@b, "longerstr", $val_str)) {
+        if ($val_str == "bye") {
+            ++$count;
+        }
+    }
+
+    let $val_tpl;
+    @c[1, ("hello", (int8)5)] = (1, "bye");
+    if (find(@c, (1, ("hello", 5)), $val_tpl)) {
+        if ($val_tpl == (1, "bye")) {
+            ++$count;
+        }
+    }
+
+    if (!find(@c, (1, ("bye", (uint16)5)), $val_tpl)) {
+        if ($val_tpl == (1, "bye")) {
+            ++$count;
+        }
+    }
+
+    @c[2, ("evenlongerstr", 10)] = (2, "hello");
+    $a = (2, ("evenlongerstr", 10));
+    if (find(@c, $a, $val_tpl)) {
+        if ($val_tpl == (2, "hello")) {
+            ++$count;
+        }
+    }
+
+    print($count);
+    clear(@a); clear(@b); clear(@c);
+}`)
+
+// TestFind: find(@m, key, $v) (bpftrace 0.25) is true and sets $v when the
+// key is there, false and leaves $v when not; --compat 0.17 refuses it.
+func TestFind(t *testing.T) {
+	requireTracing(t)
+	expect(t, "find", gt26(t, "-e", findScript), "8\n")
+	want := "stdin:1:23-28: ERROR: Unknown function: find (added in bpftrace 0.25; --compat 0.17 follows bpftrace 0.17)\n"
+	if got := gtErr(t, "--compat", "0.17", "-e", `BEGIN { @s[1] = 1; if (find(@s, 1, $x)) { } }`); !strings.HasPrefix(got, want) {
+		t.Errorf("--compat 0.17 find:\n%s\nwant it to start with:\n%s", got, want)
+	}
+}

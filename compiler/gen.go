@@ -711,8 +711,14 @@ func (g *gen) iterSkipEnd(end string) error {
 	if err != nil || t == nil || t.Kind != types.Record || len(t.Fields) < 2 {
 		return nil // the checker reported an unknown iterator where it matters
 	}
+	// The object is the member after meta: a pointer, in the kernel's
+	// BTF wrapped in an anonymous union (__bpf_md_ptr).
 	obj := t.Fields[1]
-	if obj.Type == nil || obj.Type.Kind != types.Pointer {
+	typ := obj.Type
+	if typ != nil && typ.Kind == types.Record && len(typ.Fields) > 0 {
+		typ = typ.Fields[0].Type
+	}
+	if typ == nil || typ.Kind != types.Pointer {
 		return nil
 	}
 	g.loadCtx(asm.R1)

@@ -98,3 +98,24 @@ func probeKfunc(pt ebpf.ProgramType, name string, id uint32) error {
 	kfuncProbes.Store(key, res)
 	return res
 }
+
+// MapRodata is the internal map of read-only data: one ARRAY entry holding
+// every string RodataAddr placed, frozen at load (BPF_F_RDONLY_PROG), so
+// the verifier takes its strings as constants (bpf_seq_printf's format).
+const MapRodata = "rodata"
+
+// bpfFRdonlyProg is BPF_F_RDONLY_PROG: programs may only read the map.
+const bpfFRdonlyProg = 1 << 7
+
+func (g *gen) RodataAddr(dst asm.Register, s string) {
+	m := g.c.internalMap(MapRodata, ebpf.Array, 4, 0, 1)
+	m.Flags |= bpfFRdonlyProg
+	off := len(m.Contents)
+	m.Contents = append(m.Contents, s...)
+	m.Contents = append(m.Contents, 0)
+	for len(m.Contents)%8 != 0 {
+		m.Contents = append(m.Contents, 0)
+	}
+	m.ValueSize = uint32(len(m.Contents))
+	g.emit(asm.LoadMapValue(dst, 0, uint32(off)).WithReference(MapRodata))
+}

@@ -21,8 +21,9 @@ import (
 // runs the program once per object (task, task and open file, task and
 // memory mapping ...) until the iterator's end, so an iter probe fires
 // exactly once per object and the run ends after the last (as bpftrace
-// does). What the program writes to the iterator's seq file is copied to
-// stdout; printf and the maps use the ring buffer as in every probe.
+// does). printf writes to the iterator's seq file (bpf_seq_printf, see
+// stdlib's genSeqPrintf), which is read to its end and printed as
+// printf's output (a JSON printf record with -f json).
 // iter:NAME:PIN pins the link under /sys/fs/bpf instead (`cat` of the pin
 // runs it) and does not run it.
 
@@ -107,22 +108,30 @@ func (l *Loaded) iters() []*iterLink {
 	return out
 }
 
-// RunIters runs every attached, unpinned iterator to its end, copying its
-// seq file to w; a pinned one is announced on w instead.
-func (l *Loaded) RunIters(w io.Writer) error {
+// RunIters runs every attached, unpinned iterator to its end, handing
+// what it wrote to its seq file (printf's output) to out; a pinned one is
+// announced instead.
+func (l *Loaded) RunIters(out func(string) error) error {
 	for _, it := range l.iters() {
 		if it.pinned != "" {
-			fmt.Fprintf(w, "Program pinned to %s\n", it.pinned)
+			if err := out(fmt.Sprintf("Program pinned to %s\n", it.pinned)); err != nil {
+				return err
+			}
 			continue
 		}
 		rd, err := it.Open()
 		if err != nil {
 			return fmt.Errorf("run %s: %w", it.name, err)
 		}
-		_, err = io.Copy(w, rd)
+		b, err := io.ReadAll(rd)
 		rd.Close()
 		if err != nil && !errors.Is(err, os.ErrClosed) {
 			return fmt.Errorf("run %s: read the iterator: %w", it.name, err)
+		}
+		if len(b) > 0 {
+			if err := out(string(b)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

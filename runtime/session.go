@@ -275,9 +275,8 @@ func (s *session) run(ctx context.Context) (err error) {
 		f.Flush() // the runner waits for these lines
 	}
 
-	// Iterators run to their end now, everything attached (their
-	// printf output comes through the ring buffer like any probe's).
-	if err := l.RunIters(s.opts.Stdout); err != nil {
+	// Iterators run to their end now, everything attached.
+	if err := l.RunIters(s.iterOutput); err != nil {
 		return err
 	}
 
@@ -709,5 +708,15 @@ func (s *session) attachMessage(n int) error {
 		return err
 	}
 	_, err := fmt.Fprintf(s.opts.Stdout, "Attaching %d probe%s...\n", n, plural)
+	return err
+}
+
+// iterOutput prints what an iterator wrote to its seq file, as printf
+// output of the printer (JSON-wrapped with -f json).
+func (s *session) iterOutput(text string) error {
+	if p, ok := s.opts.Printer.(interface{ IterOutput(string) error }); ok {
+		return p.IterOutput(text)
+	}
+	_, err := io.WriteString(s.opts.Stdout, text)
 	return err
 }

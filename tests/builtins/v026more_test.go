@@ -8,6 +8,7 @@ package builtins_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -53,23 +54,26 @@ func TestIsErrSignalName(t *testing.T) {
 }
 
 var iterTaskScript = scriptOf("TestIterProbes", `iter:task /ctx->task->tgid == PID/ { printf("%d %s\n", ctx->task->pid, ctx->task->comm); }`)
-var iterFileScript = scriptOf("TestIterProbes", `iter:task_file /ctx->task->tgid == PID/ { printf("%d %d\n", ctx->task->pid, ctx->fd); }`)
+var iterFileScript = scriptOf("TestIterProbes", `iter:task_file /ctx->task->tgid == PID/ { printf("%d %d %s\n", ctx->task->pid, ctx->fd, path(ctx->file->f_path)); }`)
 var iterVMAScript = scriptOf("TestIterProbes", `iter:task_vma /ctx->task->pid == PID/ { printf("%08lx-%08lx\n", ctx->vma->vm_start, ctx->vma->vm_end); @vmas = count(); }`)
 
 // TestIterProbes: an iterator runs its probe once per object to the end
-// and the run ends by itself. With the spinners helper running 4 threads:
+// and the run ends by itself. With the nappers helper sleeping in 4 threads:
 // iter:task prints one line per thread (its tid and comm, as /proc lists
 // them), iter:task_file one per open descriptor of the process (the
 // threads share the table, which the kernel visits once), iter:task_vma
 // one per mapping of /proc/PID/maps (the vsyscall page aside, which is no
 // VMA). The same under --compat 0.17 (bpftrace 0.17 has iter probes; its
-// own feature check refuses them on this kernel).
+// own feature check refuses them on this kernel). printf writes to the
+// iterator's seq file (-f json wraps it as a printf record), so an
+// iterator pinned with iter:task:PIN prints the same lines when its pin is
+// read, after gotrace has gone.
 func TestIterProbes(t *testing.T) {
 	requireTracing(t, testkit.BTF)
-	h := testkit.StartHelper(t, "spinners", "4", "20000")
+	h := testkit.StartHelper(t, "nappers", "4", "120000")
 	h.Go()
 	tids := waitThreads(t, h.Pid, 4)
-	comm := helperComm(t, "spinners")
+	comm := helperComm(t, "nappers")
 	var want []string
 	for _, tid := range tids {
 		want = append(want, fmt.Sprintf("%d %s", tid, comm))
@@ -80,15 +84,40 @@ func TestIterProbes(t *testing.T) {
 		expect(t, "iter:task "+v[1], sortedLines(got), strings.Join(want, "\n")+"\n")
 	}
 
+	got := gt26(t, "-q", "-f", "json", "-e", strings.ReplaceAll(iterTaskScript, "PID", pid))
+	wantJSON := `{"type": "printf", "data": "` + strings.Join(want, `\n`) + `\n"}`
+	if !strings.Contains(got, wantJSON+"\n") {
+		t.Errorf("iter:task -f json:\n%s\nwant a line\n%s", got, wantJSON)
+	}
+
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "bpf", "bpf", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount bpffs on %s: %v: %s", dir, err, out)
+	}
+	defer exec.Command("umount", dir).Run()
+	pin := filepath.Join(dir, "tasks")
+	pinScript := strings.Replace(strings.ReplaceAll(iterTaskScript, "PID", pid), "iter:task ", "iter:task:"+pin+" ", 1)
+	expect(t, "iter:task:PIN", gt26(t, "-e", pinScript), "Program pinned to "+pin+"\n")
+	b, err := os.ReadFile(pin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(pin)
+	expect(t, "reading the pinned iterator", sortedLines(string(b)), strings.Join(want, "\n")+"\n")
+
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", h.Pid))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wantFDs []string
 	for _, fd := range fds {
-		wantFDs = append(wantFDs, fmt.Sprintf("%d %s", h.Pid, fd.Name()))
+		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", h.Pid, fd.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantFDs = append(wantFDs, fmt.Sprintf("%d %s %s", h.Pid, fd.Name(), target))
 	}
-	got := gtIter(t, v26, strings.ReplaceAll(iterFileScript, "PID", pid))
+	got = gtIter(t, v26, strings.ReplaceAll(iterFileScript, "PID", pid))
 	expect(t, "iter:task_file", sortedLines(got), sortedLines(strings.Join(wantFDs, "\n")))
 
 	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", h.Pid))

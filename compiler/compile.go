@@ -44,6 +44,11 @@ type Options struct {
 	// helper fails with the builtin, the helper and the kernel version that
 	// added it. Nil probes the running kernel (features.HaveProgramHelper).
 	HaveHelper func(pt ebpf.ProgramType, fn asm.BuiltinFunc) error
+	// HaveKfunc reports whether programs of type pt may call the kfunc
+	// with vmlinux BTF ID id (nil), not (an error wrapping
+	// ebpf.ErrNotSupported), or that it is unknown (another error). Nil
+	// probes the running kernel with a tiny program (kfunc.go).
+	HaveKfunc func(pt ebpf.ProgramType, name string, id uint32) error
 	// MaxProbes caps the kfunc/kretfunc programs a wildcard expands to
 	// (0: GOTRACE_MAX_PROBES / BPFTRACE_MAX_PROBES, else 512).
 	MaxProbes int

@@ -522,6 +522,9 @@ func (g *gen) generate() (asm.Instructions, error) {
 		shim, g.insns = g.insns, nil
 	}
 	end := g.label("end")
+	if err := g.iterSkipEnd(end); err != nil {
+		return nil, err
+	}
 	if g.probe.Pred != nil {
 		g.at(g.probe.Pred)
 		if err := g.cond(g.probe.Pred, end, false); err != nil {
@@ -695,4 +698,30 @@ func funcInfo(name string, n int, linkage btf.FuncLinkage) *btf.Func {
 		proto.Params = append(proto.Params, btf.FuncParam{Name: fmt.Sprintf("a%d", i), Type: &btf.Pointer{Target: &btf.Void{}}})
 	}
 	return &btf.Func{Name: name, Type: proto, Linkage: linkage}
+}
+
+// iterSkipEnd: an iterator runs its program once more after the last
+// object, with the object NULL (the kernel's seq_stop); that call does not
+// run the clause, so iter:task's body runs once per task.
+func (g *gen) iterSkipEnd(end string) error {
+	if g.ap == nil || g.ap.Provider != "iter" {
+		return nil
+	}
+	t, err := g.KernelType("struct bpf_iter__" + g.ap.Func)
+	if err != nil || t == nil || t.Kind != types.Record || len(t.Fields) < 2 {
+		return nil // the checker reported an unknown iterator where it matters
+	}
+	// The object is the member after meta: a pointer, in the kernel's
+	// BTF wrapped in an anonymous union (__bpf_md_ptr).
+	obj := t.Fields[1]
+	typ := obj.Type
+	if typ != nil && typ.Kind == types.Record && len(typ.Fields) > 0 {
+		typ = typ.Fields[0].Type
+	}
+	if typ == nil || typ.Kind != types.Pointer {
+		return nil
+	}
+	g.loadCtx(asm.R1)
+	g.emit(asm.LoadMem(asm.R0, asm.R1, int16(obj.Offset), asm.DWord), asm.JEq.Imm(asm.R0, 0, end))
+	return nil
 }

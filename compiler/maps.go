@@ -463,6 +463,34 @@ func (g *gen) MapCall(c *stdlib.Call) error {
 		g.emit(nopJump())
 		g.SetResult(asm.R0)
 		return nil
+	case "find":
+		// find(@m[key], $v), as the checker rewrote it: the key's lookup,
+		// then (found) the assignment $v = @m[key].
+		if len(c.Args) != 2 || len(me.Keys) == 0 {
+			return g.errorf(c.Expr, "find(): unexpected arguments")
+		}
+		ms, lay, err := g.mapOf(me)
+		if err != nil {
+			return err
+		}
+		key, err := g.buildKey(me, lay)
+		if err != nil {
+			return err
+		}
+		g.lookup(ms, key)
+		missing := g.label("find_missing")
+		done := g.label("find_done")
+		g.emit(asm.JEq.Imm(asm.R0, 0, missing))
+		if err := g.stmt(&lang.AssignStmt{Loc: lang.Loc(c.Expr.Span()), Lhs: c.Args[1], Op: "=", Rhs: me}); err != nil {
+			return err
+		}
+		g.emit(asm.Mov.Imm(asm.R0, 1), asm.Ja.Label(done))
+		g.place(missing)
+		g.emit(asm.Mov.Imm(asm.R0, 0))
+		g.place(done)
+		g.emit(nopJump())
+		g.SetResult(asm.R0)
+		return nil
 	case "len":
 		if err := g.mapLen(me); err != nil {
 			return err

@@ -78,6 +78,10 @@ type MapSpec struct {
 	User *lang.MapInfo
 	// PerCPU values are merged by the runtime when printing.
 	PerCPU bool
+	// Contents, when set, is the value of key 0 of a one-entry ARRAY,
+	// written at creation; the map is then frozen (read-only data such
+	// as bpf_seq_printf's formats, MapRodata).
+	Contents []byte
 }
 
 // EventKind says what a ring-buffer record asks userspace to do: the

@@ -179,6 +179,14 @@ func collectionSpec(spec *compiler.Spec, opts LoadOptions) (*ebpf.CollectionSpec
 		if noPrealloc(spec, m) {
 			ms.Flags |= unix.BPF_F_NO_PREALLOC
 		}
+		if m.Contents != nil {
+			// Read-only data (bpf_seq_printf's formats): written, then
+			// frozen before any program that reads it loads.
+			// cilium freezes a map whose name is a .rodata section's.
+			ms.Contents = []ebpf.MapKV{{Key: uint32(0), Value: m.Contents}}
+			ms.Name = ".rodata"
+			ms.Flags |= unix.BPF_F_MMAPABLE // as cilium creates .rodata maps
+		}
 		cs.Maps[m.Name] = ms
 	}
 	for _, p := range spec.Programs {

@@ -320,6 +320,9 @@ func (t *TextPrinter) AllMaps(maps []*MapData) error {
 // Flush implements Printer.
 func (t *TextPrinter) Flush() error { return t.Out.Flush() }
 
+// IterOutput prints an iterator's seq-file output as printf output.
+func (t *TextPrinter) IterOutput(text string) error { return t.P.Printf(text, nil) }
+
 // LostEvents prints "Lost N events" (or its JSON form).
 func (t *TextPrinter) LostEvents(n uint64) error { return t.P.LostEvents(n) }
 

@@ -275,6 +275,11 @@ func (s *session) run(ctx context.Context) (err error) {
 		f.Flush() // the runner waits for these lines
 	}
 
+	// Iterators run to their end now, everything attached.
+	if err := l.RunIters(s.iterOutput); err != nil {
+		return err
+	}
+
 	var childDone <-chan struct{}
 	if child != nil {
 		if err := child.release(); err != nil {
@@ -291,7 +296,8 @@ func (s *session) run(ctx context.Context) (err error) {
 		pidDone = watchPID(s.opts.PID, stop)
 	}
 	var timeout <-chan time.Time
-	if s.opts.Mode == "bench" || s.opts.Compat.ExitAfterBeginEnd() && len(pl.groups) == 0 && child == nil && s.opts.PID == 0 {
+	if s.opts.Mode == "bench" || s.opts.Compat.ExitAfterBeginEnd() && len(pl.groups) == 0 && child == nil && s.opts.PID == 0 ||
+		pl.onlyIters() && child == nil && s.opts.PID == 0 {
 		// Only BEGIN/END probes: nothing can fire any more, so bpftrace
 		// 0.26 ends right after BEGIN (0.17 waits for Ctrl-C).
 		now := make(chan time.Time, 1)
@@ -702,5 +708,15 @@ func (s *session) attachMessage(n int) error {
 		return err
 	}
 	_, err := fmt.Fprintf(s.opts.Stdout, "Attaching %d probe%s...\n", n, plural)
+	return err
+}
+
+// iterOutput prints what an iterator wrote to its seq file, as printf
+// output of the printer (JSON-wrapped with -f json).
+func (s *session) iterOutput(text string) error {
+	if p, ok := s.opts.Printer.(interface{ IterOutput(string) error }); ok {
+		return p.IterOutput(text)
+	}
+	_, err := io.WriteString(s.opts.Stdout, text)
 	return err
 }

@@ -107,6 +107,13 @@ type Gen interface {
 	// KernelVar resolves a global variable of the kernel to its vmlinux
 	// BTF ID (for a BPF_PSEUDO_BTF_ID load) and says whether it is per-CPU.
 	KernelVar(name string) (id uint32, percpu bool, err error)
+	// RodataAddr emits dst = the address of s (NUL-terminated) in the
+	// program's frozen read-only data map (formats bpf_seq_printf takes).
+	RodataAddr(dst asm.Register, s string)
+	// Kfunc returns the call of the kernel function (kfunc) name, its
+	// vmlinux BTF ID resolved, or a *UserError naming builtin when the
+	// kernel lacks it or does not let this probe's program type call it.
+	Kfunc(builtin, name string) (asm.Instruction, error)
 	// USDTSites are the sites of the usdt probe being compiled, with
 	// their decoded argument specs.
 	USDTSites() ([]USDTSite, error)

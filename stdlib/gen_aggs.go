@@ -58,8 +58,12 @@ func init() {
 	Gens["min"] = minMax(types.Min, asm.JSLE) // keep the current value when cur <= arg
 	Gens["max"] = minMax(types.Max, asm.JSGE)
 	Gens["hist"] = func(g Gen, c *Call) error {
+		bucket := log2Bucket
+		if t := c.Expr.Type(); t != nil && t.Lhist[0] > 0 {
+			bucket = log2kBucket(int(t.Lhist[0]))
+		}
 		return g.Aggregate(c, AggOp{Kind: types.Hist, Arg: c.Args[0], ValueSize: 8,
-			Bucket: log2Bucket, Update: addImm(0, 1), Init: storeImm(1)})
+			Bucket: bucket, Update: addImm(0, 1), Init: storeImm(1)})
 	}
 	Gens["lhist"] = func(g Gen, c *Call) error {
 		t := c.Expr.Type()
@@ -110,6 +114,51 @@ func log2Bucket(g Gen, dst, arg asm.Register) error {
 	g.Place(done)
 	g.Emit(asm.Mov.Reg(dst, dst))
 	return nil
+}
+
+// log2kBucket is hist(n, k)'s bucket (bpftrace 0.20): 0 for n < 0; n + 1
+// for n < 2^k; else, with l the index of n's top bit, the k bits below it
+// pick one of 2^k buckets of the power: ((l-k+1) << k) + those bits + 1.
+// (k = 0 gives log2Bucket's numbering.)
+func log2kBucket(k int) func(g Gen, dst, arg asm.Register) error {
+	return func(g Gen, dst, arg asm.Register) error {
+		done := g.Label("log2k")
+		mask := int32(1)<<k - 1
+		// dst = l, the top bit's index (n >= 2^k > 0 here), in R2 the rest.
+		g.Emit(asm.Mov.Imm(dst, 0), asm.JSLT.Imm(arg, 0, done),
+			asm.Mov.Reg(dst, arg), asm.Add.Imm(dst, 1), asm.JSLE.Imm(arg, mask, done),
+			asm.Mov.Imm(dst, 0), asm.Mov.Reg(asm.R2, arg))
+		for _, s := range []int32{32, 16, 8, 4, 2, 1} {
+			skip := g.Label("bit")
+			g.Emit(asm.Mov.Reg(asm.R1, asm.R2), asm.RSh.Imm(asm.R1, s), asm.JEq.Imm(asm.R1, 0, skip),
+				asm.Mov.Reg(asm.R2, asm.R1), asm.Add.Imm(dst, s))
+			g.Place(skip)
+		}
+		// R1 = (n >> (l-k)) & mask; dst = ((l-k+1) << k) + R1 + 1
+		g.Emit(asm.Mov.Reg(asm.R1, arg), asm.Mov.Reg(asm.R3, dst), asm.Sub.Imm(asm.R3, int32(k)),
+			asm.RSh.Reg(asm.R1, asm.R3), asm.And.Imm(asm.R1, mask),
+			asm.Add.Imm(asm.R3, 1), asm.LSh.Imm(asm.R3, int32(k)),
+			asm.Mov.Reg(dst, asm.R3), asm.Add.Reg(dst, asm.R1), asm.Add.Imm(dst, 1))
+		g.Place(done)
+		g.Emit(asm.Mov.Reg(dst, dst))
+		return nil
+	}
+}
+
+// HistBucketK is log2kBucket in Go: the bucket of n in hist(n, k).
+func HistBucketK(n int64, k int) int {
+	if n < 0 {
+		return 0
+	}
+	if n < 1<<k {
+		return int(n) + 1
+	}
+	l := 63
+	for n>>uint(l) == 0 {
+		l--
+	}
+	sub := int(n>>uint(l-k)) & (1<<k - 1)
+	return (l-k+1)<<k + sub + 1
 }
 
 // linearBucket: 0 below min, 1 + (n-min)/step inside, N+1 at or above max.

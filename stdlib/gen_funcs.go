@@ -193,6 +193,9 @@ func genFormatEvent(kind EventKind) GenFunc {
 		if !ok {
 			return fmt.Errorf("%s() format must be a string literal", c.Name)
 		}
+		if kind == EvPrintf && g.AttachPoint().Provider == "iter" && seqClause(c.Probe) {
+			return genSeqPrintf(g, c, format) // table_v026.go
+		}
 		_, err := g.Event(kind, format, "", c.Args[1:])
 		return err
 	}

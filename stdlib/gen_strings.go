@@ -464,6 +464,9 @@ func genPath(g Gen, c *Call) error {
 	if t := c.Expr.Type(); t != nil && t.Size > 0 {
 		size = t.Size
 	}
+	if ok, err := genIterPath(g, c, size); ok || err != nil {
+		return err // table_v026.go
+	}
 	var r asm.Register
 	var err error
 	if t := c.Args[0].Type(); t != nil && t.Kind == types.Record {

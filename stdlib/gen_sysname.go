@@ -78,6 +78,11 @@ func genSyscallName(g Gen, c *Call) error {
 // a match stores its name at R1 and jumps to done, no match jumps to done.
 // r is compared unsigned, so a negative number matches nothing.
 func sysNameTree(g Gen, r asm.Register, es []sysEntry, done string) {
+	sysNameTreeElse(g, r, es, done, done)
+}
+
+// sysNameTreeElse is sysNameTree jumping to miss when nothing matches.
+func sysNameTreeElse(g Gen, r asm.Register, es []sysEntry, done, miss string) {
 	if len(es) <= 4 {
 		for _, e := range es {
 			next := g.Label("sysname_next")
@@ -86,15 +91,15 @@ func sysNameTree(g Gen, r asm.Register, es []sysEntry, done string) {
 			g.Emit(asm.Ja.Label(done))
 			g.Place(next)
 		}
-		g.Emit(asm.Ja.Label(done))
+		g.Emit(asm.Ja.Label(miss))
 		return
 	}
 	mid := len(es) / 2
 	hi := g.Label("sysname_hi")
 	g.Emit(asm.JGE.Imm(r, int32(es[mid].nr), hi))
-	sysNameTree(g, r, es[:mid], done)
+	sysNameTreeElse(g, r, es[:mid], done, miss)
 	g.Place(hi)
-	sysNameTree(g, r, es[mid:], done)
+	sysNameTreeElse(g, r, es[mid:], done, miss)
 }
 
 // storeName writes name's bytes at R1 (already zeroed) four at a time.

@@ -58,6 +58,7 @@ var KernelHelpers = map[asm.BuiltinFunc]KernelHelper{
 	asm.FnMapLookupPercpuElem:        {"bpf_map_lookup_percpu_elem", "5.19"},
 	asm.FnSendSignalThread:           {"bpf_send_signal_thread", "5.5"},
 	asm.FnGetCurrentAncestorCgroupId: {"bpf_get_current_ancestor_cgroup_id", "5.7"},
+	asm.FnSeqPrintf:                  {"bpf_seq_printf", "5.7"},
 }
 
 // HelperByName finds a helper of KernelHelpers by its kernel name

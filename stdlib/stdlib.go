@@ -37,6 +37,11 @@ type Builtin struct {
 	// MaxArgs017, when set, is MaxArgs under --compat 0.17 (a builtin
 	// bpftrace 0.26 gave optional arguments: hist(n, k)).
 	MaxArgs017 int
+	// Since is the bpftrace release that added the row ("0.26"): under
+	// --compat 0.17 such a row is an unknown function, with a note naming
+	// the release. ArgsSince is the release that added the arguments
+	// beyond MaxArgs017 (hist(n, k), comm(pid)), named the same way.
+	Since, ArgsSince string
 	// Probes lists the probe providers where the builtin is allowed (nil: all).
 	Probes []string
 	// Unsafe builtins need --unsafe.

@@ -23,6 +23,9 @@ func intAgg(name string, kind types.Kind, doc string) *Builtin {
 		}}
 }
 
+// HistMaxK is the largest k of hist(n, k): 2^5 buckets per power of 2.
+const HistMaxK = 5
+
 var _ = rows(
 	&Builtin{Name: "count", Kind: Agg, Sig: "count()", Doc: "count events",
 		Check: func(Checker, *Call) *types.Type { return types.Agg(types.Count, false) }},
@@ -31,30 +34,28 @@ var _ = rows(
 	intAgg("min", types.Min, "minimum of values"),
 	intAgg("max", types.Max, "maximum of values"),
 	intAgg("stats", types.Stats, "count, average and total of values"),
-	&Builtin{Name: "hist", Kind: Agg, Sig: "hist(int64 n[, int k])", MinArgs: 1, MaxArgs: 2, MaxArgs017: 1,
-		Doc: "log2 histogram of values (k: bpftrace 0.26's 2^k buckets per power of 2; gotrace has k = 0)",
+	&Builtin{Name: "hist", Kind: Agg, Sig: "hist(int64 n[, int k])", MinArgs: 1, MaxArgs: 2, MaxArgs017: 1, ArgsSince: "0.20",
+		Doc: "log2 histogram of values; k (0..5, bpftrace 0.20) splits each power of 2 into 2^k buckets",
 		Check: func(c Checker, call *Call) *types.Type {
 			a := call.Args[0].Type()
 			if !invalid(a) && !isInt(a) {
 				c.Errorf(call.Expr, "hist() only supports integer arguments (%s provided)", KindOfValue(a))
 				return types.InvalidType
 			}
+			t := types.Agg(types.Hist, true)
 			if len(call.Args) == 2 {
 				k, ok := c.ConstInt(call.Args[1])
 				switch {
 				case !ok:
 					c.Errorf(call.Expr, "hist(): the second argument (k) must be an integer literal")
 					return types.InvalidType
-				case k < 0 || k > 5:
-					c.Errorf(call.Expr, "hist(): k must be in [0, 5], %d given", k)
-					return types.InvalidType
-				case k != 0:
-					// 2^k buckets per power of 2: not implemented yet.
-					c.Errorf(call.Expr, "hist(): k = %d (finer log2 buckets) is not supported by gotrace yet; k = 0 is hist(n)", k)
+				case k < 0 || k > HistMaxK:
+					c.Errorf(call.Expr, "hist(): k must be in [0, %d], %d given", HistMaxK, k)
 					return types.InvalidType
 				}
+				t.Lhist[0] = k // types.Type keeps Hist's k there
 			}
-			return types.Agg(types.Hist, true)
+			return t
 		}},
 	&Builtin{Name: "lhist", Kind: Agg, Sig: "lhist(int64 n, int64 min, int64 max, int64 step)",
 		MinArgs: 4, MaxArgs: 4, Doc: "linear histogram of values in [min, max) by step",

@@ -31,9 +31,10 @@ var _ = rows(
 			}
 			return types.U64
 		}},
-	&Builtin{Name: "comm", Kind: Var, Sig: "comm", Helpers: []string{"bpf_get_current_comm"},
-		Doc:   "name of the current task (16 bytes)",
-		Check: func(Checker, *Call) *types.Type { return types.StringType(16) }},
+	&Builtin{Name: "comm", Kind: Var, Sig: "comm([uint32 pid])", MaxArgs: 1, ArgsSince: "0.25",
+		Helpers: []string{"bpf_get_current_comm", "bpf_probe_read_kernel"},
+		Doc:     "name of the current task (16 bytes); comm(pid): of the task pid (bpftrace 0.25, the kfunc bpf_task_from_pid), \"[Unknown]\" if none",
+		Check:   checkComm},
 	&Builtin{Name: "username", Kind: Var, Sig: "username", Helpers: []string{"bpf_get_current_uid_gid"},
 		Doc:   "user name of the current task (uid resolved in userspace)",
 		Check: func(Checker, *Call) *types.Type { return &types.Type{Kind: types.Username, Size: 8} }},
@@ -49,8 +50,11 @@ var _ = rows(
 			}
 			return types.PointerTo(t, types.AddrKernel)
 		}},
-	&Builtin{Name: "ctx", Kind: Var, Sig: "ctx", Doc: "the probe's context pointer",
-		Check: func(Checker, *Call) *types.Type {
+	&Builtin{Name: "ctx", Kind: Var, Sig: "ctx", Doc: "the probe's context pointer (iter:NAME: struct bpf_iter__NAME *)",
+		Check: func(c Checker, call *Call) *types.Type {
+			if t := iterCtx(c, call); t != nil {
+				return t
+			}
 			return types.PointerTo(&types.Type{Kind: types.None}, types.AddrKernel)
 		}},
 	&Builtin{Name: "argN", Kind: Var, Sig: "arg0..argN", Probes: []string{"kprobe", "uprobe", "usdt", "rawtracepoint"},

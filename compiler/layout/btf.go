@@ -542,3 +542,20 @@ func (b *btfSource) kernelVar(name string) (id uint32, percpu bool, err error) {
 	}
 	return uint32(tid), percpu, nil
 }
+
+// kernelFunc returns the vmlinux BTF ID of the kernel function (kfunc)
+// name, for a BPF_PSEUDO_KFUNC_CALL.
+func (b *btfSource) kernelFunc(name string) (uint32, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	spec, err := b.load()
+	if err != nil {
+		return 0, err
+	}
+	var fn *btf.Func
+	if err := spec.TypeByName(name, &fn); err != nil {
+		return 0, fmt.Errorf("no function %q in the kernel's BTF (%s)", name, b.path)
+	}
+	id, err := spec.TypeID(fn)
+	return uint32(id), err
+}

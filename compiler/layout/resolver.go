@@ -292,6 +292,10 @@ func (r *Sources) TracepointMatches(category, event string) ([][2]string, error)
 	return out, nil
 }
 
+// KernelFunc returns the vmlinux BTF ID of the kernel function name (a
+// kfunc a program calls: bpf_task_from_pid).
+func (r *Sources) KernelFunc(name string) (uint32, error) { return r.btf.kernelFunc(name) }
+
 // KernelVar returns the vmlinux BTF ID of the kernel's global variable name
 // and whether it is a per-CPU variable (percpu_kaddr).
 func (r *Sources) KernelVar(name string) (id uint32, percpu bool, err error) {

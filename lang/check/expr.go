@@ -216,8 +216,24 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 		if !nameSp.Start.IsValid() {
 			nameSp = e.Span()
 		}
+		if ok && row.ArgsSince != "" && len(e.Args) > row.MaxArgs017 && c.opts.Compat.Legacy() {
+			// comm(pid): a variable bpftrace 0.25 gave an argument.
+			c.errAt(nameSp, "", "Unknown function: %s (%s(...) with %s was added in bpftrace %s; --compat 0.17 follows bpftrace 0.17)", e.Name, e.Name, argCount(len(e.Args)), row.ArgsSince)
+			return types.InvalidType
+		}
 		c.errHint(nameSp, func() string { return lang.Suggest(e.Name, stdlib.Names(stdlib.Func, stdlib.Agg, stdlib.MapFunc)) }, "Unknown function: %s", e.Name)
 		return types.InvalidType
+	}
+	if row.Since != "" && c.opts.Compat.Legacy() {
+		nameSp := e.NameSpan
+		if !nameSp.Start.IsValid() {
+			nameSp = e.Span()
+		}
+		c.errAt(nameSp, "", "Unknown function: %s (added in bpftrace %s; --compat 0.17 follows bpftrace 0.17)", e.Name, row.Since)
+		return types.InvalidType
+	}
+	if row.Name == "find" {
+		return c.findCall(e)
 	}
 	if row.Unsafe && !c.opts.Unsafe {
 		if c.opts.Compat.UnsafeIsUnsafe() {
@@ -227,6 +243,7 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 		}
 	}
 	n := len(e.Args)
+	orig := row
 	if c.opts.Compat.Legacy() && row.MaxArgs017 > 0 {
 		// A builtin bpftrace 0.26 gave more arguments (hist(n, k)).
 		r := *row
@@ -234,6 +251,10 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 		row = &r
 	}
 	if n < row.MinArgs || (row.MaxArgs >= 0 && n > row.MaxArgs) {
+		if row.ArgsSince != "" && c.opts.Compat.Legacy() && n > row.MaxArgs && n <= orig.MaxArgs {
+			c.errorf(e, "%s: %s with %s was added in bpftrace %s (--compat 0.17 follows bpftrace 0.17)", arityMsg(row, n), e.Name+"()", argCount(n), row.ArgsSince)
+			return types.InvalidType
+		}
 		c.errorf(e, "%s", arityMsg(row, n))
 		return types.InvalidType
 	}
@@ -314,6 +335,17 @@ func badVarMode(row *stdlib.Builtin, a lang.Expr) bool {
 func isMode(row *stdlib.Builtin, a lang.Expr) bool {
 	_, ok := row.IsMode(a)
 	return ok
+}
+
+// argCount spells n arguments as messages do ("one argument").
+func argCount(n int) string {
+	switch n {
+	case 0:
+		return "no arguments"
+	case 1:
+		return "one argument"
+	}
+	return fmt.Sprintf("%d arguments", n)
 }
 
 func arityMsg(row *stdlib.Builtin, n int) string {

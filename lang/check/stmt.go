@@ -523,6 +523,9 @@ func (c *checker) storeMap(st *mapState, m *lang.MapExpr, v *types.Type, at lang
 		}
 	} else if old.Kind == types.Lhist && old.Lhist != v.Lhist && v.Lhist != [3]int64{} {
 		c.errAt(at, "", "Different lhist bounds in a single map unsupported")
+	} else if old.Kind == types.Hist && old.Lhist != v.Lhist {
+		// hist(n, k): the map's buckets are those of one k.
+		c.errAt(at, "", "Different hist bucket counts (k = %d and k = %d) in a single map unsupported", old.Lhist[0], v.Lhist[0])
 	} else {
 		st.info.Value = merge(old, v)
 	}

@@ -334,6 +334,9 @@ func (p *Printer) rows(m MapData) ([]row, error) {
 	case types.Hist, types.Lhist:
 		byKey := map[string]*row{}
 		nb := 65 // log2 buckets: <0, 0, then 2^0 .. 2^62
+		if k := int(vt.Lhist[0]); vt.Kind == types.Hist && k > 0 {
+			nb = (64-k)<<k + 1 // hist(n, k): 2^k per power of 2
+		}
 		if vt.Kind == types.Lhist {
 			step := vt.Lhist[2]
 			if step <= 0 {
@@ -535,7 +538,7 @@ func (p *Printer) histText(vt *types.Type, buckets []uint64, div uint64) string 
 		var header string
 		count := buckets[i]
 		if vt.Kind == types.Hist {
-			header = log2Header(i)
+			header = log2HeaderK(i, int(vt.Lhist[0]))
 			count /= div
 		} else {
 			header = linearHeader(vt.Lhist, len(buckets), i)
@@ -545,6 +548,46 @@ func (p *Printer) histText(vt *types.Type, buckets []uint64, div uint64) string 
 		fmt.Fprintf(&sb, "%-16s%8d |%-52s|\n", header, count, strings.Repeat("@", width))
 	}
 	return sb.String()
+}
+
+// log2HeaderK is bucket i's label in hist(n, k) (bpftrace 0.20): the
+// values below 2^(k+1) one per bucket, "[v]"; then "[lo, hi)".
+func log2HeaderK(i, k int) string {
+	if k == 0 {
+		return log2Header(i)
+	}
+	switch {
+	case i == 0:
+		return "(..., 0)"
+	case i <= 2<<k:
+		return "[" + strconv.Itoa(i-1) + "]"
+	}
+	return "[" + histKLabel(i-1, k) + ", " + histKLabel(i, k) + ")"
+}
+
+// histKLower is the least value of bucket i >= 1 of hist(n, k).
+func histKLower(i, k int) uint64 {
+	j := i - 1
+	if j < 1<<k {
+		return uint64(j)
+	}
+	e, sub := j>>k, j&(1<<k-1)
+	return uint64(1<<k+sub) << uint(e-1)
+}
+
+// histKLabel spells the lower bound of the bucket after index j (j >=
+// 2^k): (2^k + j's low k bits) << (j>>k - 1), the power of 2 with a
+// K/M/G/T/P/E suffix per 10 bits, as bpftrace.
+func histKLabel(j, k int) string {
+	n := 1 << k
+	power := j>>k - 1
+	decade := power / 10
+	power -= decade * 10
+	suffix := ""
+	if decade > 0 && decade < 7 {
+		suffix = string("KMGTPE"[decade-1])
+	}
+	return strconv.FormatUint(uint64(1)<<uint(power)*uint64(n+j&(n-1)), 10) + suffix
 }
 
 func log2Header(i int) string {
@@ -616,7 +659,20 @@ func histJSON(vt *types.Type, buckets []uint64, div uint64) string {
 	for i := first; i <= last; i++ {
 		var bounds string
 		count := buckets[i]
-		if vt.Kind == types.Hist {
+		if k := int(vt.Lhist[0]); vt.Kind == types.Hist && k > 0 {
+			count /= div
+			switch {
+			case i == 0:
+				bounds = `"max": -1, `
+			default:
+				lo := histKLower(i, k)
+				hi := histKLower(i+1, k) - 1
+				if i+1 >= len(buckets) {
+					hi = math.MaxInt64
+				}
+				bounds = fmt.Sprintf(`"min": %d, "max": %d, `, lo, hi)
+			}
+		} else if vt.Kind == types.Hist {
 			count /= div
 			switch i {
 			case 0:

@@ -575,7 +575,7 @@ func layoutOf(mi *lang.MapInfo, countArray bool) (*mapLayout, error) {
 	}
 	kind := mi.Value.Kind
 	l.agg = kind.IsAggregation()
-	l.bucket = kind == types.Hist || kind == types.Lhist
+	l.bucket = kind == types.Hist || kind == types.Lhist || kind == types.Tseries
 	keyParts := l.parts
 	if len(keyParts) == 0 {
 		keyParts = []*types.Type{types.U64}
@@ -606,6 +606,8 @@ func layoutOf(mi *lang.MapInfo, countArray bool) (*mapLayout, error) {
 		l.value = &types.Type{Kind: kind, Size: 8, Signed: mi.Value.Signed}
 	case types.Min, types.Max, types.Avg, types.Stats:
 		l.value = &types.Type{Kind: kind, Size: 16, Signed: mi.Value.Signed}
+	case types.Tseries:
+		l.value = &types.Type{Kind: kind, Size: 24, Signed: mi.Value.Signed, Lhist: mi.Value.Lhist}
 	default:
 		l.value = storage(mi.Value)
 	}

@@ -70,7 +70,7 @@ func (g *gen) forStmt(s *lang.ForStmt) error {
 		return g.errorf(s.Map, "%v", err)
 	}
 	switch lay.value.Kind {
-	case types.Hist, types.Lhist, types.Avg, types.Stats, types.Min, types.Max:
+	case types.Hist, types.Lhist, types.Tseries, types.Avg, types.Stats, types.Min, types.Max:
 		return g.errorf(s.Map, "for loops over %s maps are not supported", lay.value.Kind)
 	}
 	kvMem, ok := g.vars[s.Var.Info]

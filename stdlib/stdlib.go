@@ -37,6 +37,9 @@ type Builtin struct {
 	// MaxArgs017, when set, is MaxArgs under --compat 0.17 (a builtin
 	// bpftrace 0.26 gave optional arguments: hist(n, k)).
 	MaxArgs017 int
+	// Since is the bpftrace release that added the builtin, when after
+	// 0.17: --compat 0.17 refuses it, saying so.
+	Since string
 	// Probes lists the probe providers where the builtin is allowed (nil: all).
 	Probes []string
 	// Unsafe builtins need --unsafe.

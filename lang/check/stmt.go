@@ -183,7 +183,7 @@ func (c *checker) forStmt(s *lang.ForStmt) {
 					val = types.U64
 				case types.Sum, types.Min, types.Max:
 					val = types.IntType(8, v.Signed)
-				case types.Avg, types.Stats, types.Hist, types.Lhist:
+				case types.Avg, types.Stats, types.Hist, types.Lhist, types.Tseries:
 					c.errorf(s.Map, "Loop expression does not support type: %s", v.Kind)
 					val = nil
 				}
@@ -523,6 +523,8 @@ func (c *checker) storeMap(st *mapState, m *lang.MapExpr, v *types.Type, at lang
 		}
 	} else if old.Kind == types.Lhist && old.Lhist != v.Lhist && v.Lhist != [3]int64{} {
 		c.errAt(at, "", "Different lhist bounds in a single map unsupported")
+	} else if old.Kind == types.Tseries && old.Lhist != v.Lhist && v.Lhist != [3]int64{} {
+		c.errAt(at, "", "Different tseries parameters (interval, num_intervals, agg) in a single map unsupported")
 	} else {
 		st.info.Value = merge(old, v)
 	}

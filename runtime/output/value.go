@@ -70,7 +70,7 @@ func Decode(t *types.Type, b []byte) (Value, error) {
 			return v, err
 		}
 		v.Bits = readInt(b, size, t.Signed)
-	case types.Count, types.Sum, types.Min, types.Max, types.Avg, types.Stats, types.Hist, types.Lhist:
+	case types.Count, types.Sum, types.Min, types.Max, types.Avg, types.Stats, types.Hist, types.Lhist, types.Tseries:
 		return v, fmt.Errorf("decode %s: aggregations are merged from map entries, not decoded", t)
 	case types.Usym, types.Stack, types.Timestamp:
 		if err := need(16); err != nil {

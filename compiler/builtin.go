@@ -115,6 +115,16 @@ func (g *gen) AttachPoint() *lang.AttachPoint { return g.ap }
 func (g *gen) LoadCtx(dst asm.Register)       { g.loadCtx(dst) }
 func (g *gen) Free(r asm.Register)            { g.free(r) }
 func (g *gen) Return() {
+	if g.inCB > 0 && !g.dead {
+		// In a loop's callback: stop the loop, and the caller returns
+		// (afterCallback).
+		g.cbReturned = true
+		g.emit(stdlib.StImm(asm.R10, int16(g.retSlot), 1, asm.DWord))
+		g.copyVars(false)
+		g.emit(asm.Mov.Imm(asm.R0, 1), asm.Return())
+		g.dead = true
+		return
+	}
 	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
 	g.dead = true
 }

@@ -157,6 +157,12 @@ type gen struct {
 	// region is [varsLow, scratchSlot)); cbSlot keeps a callback's context
 	// pointer.
 	varsLow, cbSlot int
+	// inCB counts the loop callbacks being generated; retSlot is the
+	// returned flag of callback loops (forloop.go), cbReturned whether
+	// the callback being generated returns.
+	inCB       int
+	retSlot    int
+	cbReturned bool
 
 	// sysNrs are the system calls a lowered syscalls program filters on;
 	// sysRegs and sysNr the stack slots of its saved registers' address
@@ -497,14 +503,33 @@ func (g *gen) generate() (asm.Instructions, error) {
 	if err != nil {
 		return nil, err
 	}
-	g.varsLow = -(frameBase + g.stack)
-	hasFor := false
+	hasFor, loopReturns := false, false
 	lang.Inspect(g.probe, func(n lang.Node) bool {
-		if _, ok := n.(*lang.ForStmt); ok {
+		if callbackLoop(n) {
 			hasFor = true
+			var body *lang.Block
+			switch s := n.(type) {
+			case *lang.ForStmt:
+				body = s.Body
+			case *lang.WhileStmt:
+				body = s.Body
+			}
+			if body != nil && leaves(body) {
+				loopReturns = true
+			}
 		}
-		return !hasFor
+		return true
 	})
+	if loopReturns {
+		// The returned flag of callback loops, a variable the callbacks
+		// copy in and out with the others.
+		m, err := g.allocStack(8)
+		if err != nil {
+			return nil, err
+		}
+		g.retSlot = m.off
+	}
+	g.varsLow = -(frameBase + g.stack)
 	if hasFor {
 		m, err := g.allocStack(8)
 		if err != nil {

@@ -83,6 +83,9 @@ func (g *gen) stmt(s lang.Stmt) error {
 		}
 		return nil
 	case *lang.WhileStmt:
+		if callbackLoop(s) {
+			return g.rangeLoop(s)
+		}
 		top, end := g.label("while"), g.label("wend")
 		g.place(top)
 		if err := g.cond(s.Cond, end, false); err != nil {
@@ -107,6 +110,11 @@ func (g *gen) stmt(s lang.Stmt) error {
 	case *lang.JumpStmt:
 		switch s.Kind {
 		case lang.Return:
+			if s.Value != nil {
+				if err := g.exprStmt(s.Value); err != nil {
+					return err
+				}
+			}
 			g.Return()
 			return nil
 		case lang.Break, lang.Continue:

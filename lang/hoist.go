@@ -235,7 +235,7 @@ func rangeLoop(s *ForStmt, n int) Stmt {
 	}
 	fix(s.Body.Stmts)
 	body := &Block{Loc: s.Body.Loc, Stmts: append(s.Body.Stmts, inc())}
-	loop := &WhileStmt{Loc: s.Loc, Cond: &BinaryExpr{Loc: s.Loc, Op: "<", X: v(), Y: end()}, Body: body}
+	loop := &WhileStmt{Loc: s.Loc, Cond: &BinaryExpr{Loc: s.Loc, Op: "<", X: v(), Y: end()}, Body: body, From: s.From, To: s.To}
 	return &BlockStmt{Loc: s.Loc, Body: &Block{Loc: s.Loc, Stmts: []Stmt{
 		&VarDeclStmt{Loc: s.Var.Loc, Var: v(), Init: s.From},
 		&VarDeclStmt{Loc: s.To.Span().loc(), Var: end(), Init: s.To},

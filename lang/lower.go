@@ -321,8 +321,19 @@ func (l *lowerer) simple(g *gSimple) Stmt {
 	sp := l.span(g.Tokens) // without the ';' (gStmtItem.End)
 	switch {
 	case g.Jump != "":
-		k := map[string]JumpKind{"break": Break, "continue": Continue, "return": Return}[g.Jump]
+		k := map[string]JumpKind{"break": Break, "continue": Continue}[g.Jump]
 		return &JumpStmt{Loc: Loc(sp), Kind: k}
+	case g.Return:
+		j := &JumpStmt{Loc: Loc(sp), Kind: Return}
+		if g.Ret != nil {
+			j.Value = l.expr(g.Ret)
+			if len(g.Ret.Tokens) > 0 {
+				t := g.Ret.Tokens[0]
+				j.ValueTok = tokenName(token{kind: kindOf(t), val: t.Value})
+				j.ValueTokSpan = l.tokSpan(t)
+			}
+		}
+		return j
 	case g.Let != nil:
 		d := &VarDeclStmt{Loc: Loc(sp), Var: &VarExpr{Loc: Loc(l.span(g.Let.Var.Tokens)), Name: g.Let.Var.Name}}
 		if g.Let.Type != nil {

@@ -33,6 +33,15 @@ func TestSyntax026Output(t *testing.T) {
 		{"range with continue", `begin { for ($i : 1..4) { if ($i == 2) { continue; } print($i); } }`, "1\n3\n\n\n", ""},
 		{"range without parentheses", `begin { $s = 2; for $i : $s..$s + 3 { print($i); } }`, "2\n3\n4\n\n\n", ""},
 		{"empty range", `begin { for ($i : 5..5) { print("here"); } print("done"); }`, "done\n\n\n", ""},
+		// Bounds that are not constants: bpf_loop (bpftrace 0.26), the
+		// count taken once, before the first iteration.
+		{"range to a map value", `begin { @m[5] = 4; for ($i : 1..@m[5]) { print($i); } }`, "1\n2\n3\n\n\n@m[5]: 4\n", ""},
+		{"range bound read once", `begin { @a = 3; for ($i : 0..@a) { @a += 1; } }`, "\n\n@a: 6\n", ""},
+		{"range break and continue", `begin { @n = 9; $s = 0; for ($i : 0..@n) { if ($i == 1) { continue; } if ($i == 4) { break; } $s += $i; } print($s); }`, "5\n\n\n@n: 9\n", ""},
+		{"range backwards is empty", `begin { @n = -2; for ($i : 0..@n) { print($i); } print("done"); }`, "done\n\n\n@n: -2\n", ""},
+		{"return in nested loops", `begin { @m = 3; for ($i : 1..@m) { for ($j : 0..@m) { if ($j == 2) { printf("ret %d %d\n", $i, $j); return; } } } print("end"); }`, "ret 1 2\n\n\n@m: 3\n", ""},
+		{"return in a map loop", `begin { @map["foo"] = 1; @map["bar"] = 2; for ($kv : @map) { if ($kv.0 == "bar") { print($kv.0); return; } } print("end"); }`, "bar\n\n\n@map[foo]: 1\n@map[bar]: 2\n", ""},
+		{"return with a value", `begin { $a = 1; print($a); return $a + 1; print(2); }`, "1\n\n\n", ""},
 		{"conditions without parentheses", `begin { $x = 3; if $x > 2 { print("big"); } else if $x == 1 { print("one") } $i = 0; while $i < 3 { $i++; } print($i); }`, "big\n3\n\n\n", ""},
 		{"C fixed-width type names", `begin { print(sizeof(uint64_t)); print((uint8_t)257); print((int16_t)-1); }`, "8\n1\n-1\n\n\n", ""},
 		{"typeof", `macro add(x) { let $y: typeof(x); if (true) { $y = 1 } x + $y } begin { print(add(1)); $s = "abc"; let $t: typeof($s) = "xy"; print($t); $n = (uint8)3; $m = (typeof($n))300; print($m); }`, "2\nxy\n44\n\n\n", ""},

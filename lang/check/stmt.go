@@ -116,6 +116,13 @@ func (c *checker) stmt(s lang.Stmt) {
 	case *lang.ForStmt:
 		c.forStmt(s)
 	case *lang.JumpStmt:
+		if s.Value != nil {
+			if c.opts.Compat.Legacy() {
+				c.errHint(s.ValueTokSpan, func() string { return "bpftrace 0.26 added return with a value" }, "syntax error, unexpected %s, expecting }", s.ValueTok)
+			} else {
+				c.expr(s.Value, ctxValue)
+			}
+		}
 		if s.Kind == lang.Break && c.loops == 0 {
 			c.errorf(s, "break used outside of a loop")
 		}

@@ -143,6 +143,9 @@ func Compile(res *check.Result, opts Options) (*Spec, error) {
 		m := c.maps[MapScratch]
 		m.ValueSize = uint32(c.maxScratch)
 		m.MaxEntries = uint32(len(c.spec.Programs))
+		if m.Type == ebpf.Array {
+			m.MaxEntries *= uint32(c.ncpus()) // bigScratch: a slot per CPU
+		}
 	}
 	return c.spec, nil
 }
@@ -512,6 +515,27 @@ func (c *compiler) mapDecl(name string) *lang.MapDecl {
 func userMapName(n string) string { return "m_" + strings.TrimPrefix(n, "@") }
 
 // internalMap returns (creating on first use) an internal map.
+// bigScratchStrLen is the largest max_strlen whose strings fit the
+// per-CPU scratch map (its value is at most 32 KiB, a few strings).
+const bigScratchStrLen = 4096
+
+// bigScratch reports whether scratch is an ARRAY with a slot per program
+// and CPU rather than a per-CPU array: for strings longer than
+// bigScratchStrLen (bpftrace 0.26 allows them), whose scratch space the
+// per-CPU limit would refuse.
+func (c *compiler) bigScratch() bool { return c.res.StrLen > bigScratchStrLen }
+
+// ncpus is the number of possible CPUs (the host's, else the kernel's).
+func (c *compiler) ncpus() int {
+	if n := c.opts.Host.NCPUs; n > 0 {
+		return n
+	}
+	if n, err := ebpf.PossibleCPU(); err == nil && n > 0 {
+		return n
+	}
+	return 1
+}
+
 func (c *compiler) internalMap(name string, typ ebpf.MapType, key, value, max uint32) *MapSpec {
 	if m, ok := c.maps[name]; ok {
 		return m

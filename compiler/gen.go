@@ -375,8 +375,18 @@ func (g *gen) baseOf(m mem, tmp asm.Register) (asm.Register, int16) {
 	}
 	g.usesScratch = true
 	g.emit(asm.LoadMem(tmp, asm.R10, scratchSlot, asm.DWord))
+	if m.off >= scratchFar {
+		// Far into a big scratch region (max_strlen > 4096): the base
+		// moves, so that the accesses within the value (offsets up to its
+		// size) fit an instruction's 16-bit offset.
+		g.emit(asm.Add.Imm(tmp, int32(m.off)))
+		return tmp, 0
+	}
 	return tmp, int16(m.off)
 }
+
+// scratchFar is the scratch offset from which baseOf moves the base.
+const scratchFar = 1 << 12
 
 func sizeOf(n int) asm.Size {
 	switch n {
@@ -596,7 +606,26 @@ func (g *gen) generate() (asm.Instructions, error) {
 	g.pending = nil
 	g.dead = false // the body may end in exit(); the prologue is live
 	var scratch asm.Instructions
-	if g.usesScratch {
+	if g.usesScratch && g.c.bigScratch() {
+		// Strings beyond the per-CPU limit (max_strlen > 4096, bpftrace
+		// 0.26 allows them): an ARRAY of one slot per program and CPU.
+		m := g.c.internalMap(MapScratch, ebpf.Array, 4, 0, 0)
+		g.emit(asm.FnGetSmpProcessorId.Call(),
+			asm.Add.Imm(asm.R0, int32(g.index*g.c.ncpus())),
+			asm.StoreMem(asm.R10, scratchSlot, asm.R0, asm.Word),
+			asm.LoadMapPtr(asm.R1, 0).WithReference(m.Name),
+			asm.Mov.Reg(asm.R2, asm.R10), asm.Add.Imm(asm.R2, scratchSlot),
+			asm.FnMapLookupElem.Call(),
+			asm.JNE.Imm(asm.R0, 0, "scratch_ok"),
+			asm.Return(),
+		)
+		g.place("scratch_ok")
+		g.emit(asm.StoreMem(asm.R10, scratchSlot, asm.R0, asm.DWord))
+		if g.maxScr > g.c.maxScratch {
+			g.c.maxScratch = g.maxScr
+		}
+		scratch, g.insns = g.insns, nil
+	} else if g.usesScratch {
 		m := g.c.internalMap(MapScratch, ebpf.PerCPUArray, 4, 0, 0)
 		g.emit(stdlib.StImm(asm.R10, scratchSlot, int64(g.index), asm.Word),
 			asm.LoadMapPtr(asm.R1, 0).WithReference(m.Name),

@@ -315,3 +315,25 @@ func TestTseries(t *testing.T) {
 		t.Errorf("tseries under --compat 0.17: %s", msg)
 	}
 }
+
+var bigStrScript = scriptOf("TestBigStrings", `tracepoint:syscalls:sys_enter_execve /pid == cpid/ {
+	$s = str(args.filename);
+	printf("%d %s\n", strncmp($s, "/XXX", 4) == 0, $s);
+	print($s);
+	@m[$s] = $s;
+	for ($kv : @m) { print($kv); }
+	clear(@m);
+}`)
+
+// TestBigStrings: with BPFTRACE_MAX_STRLEN above 4096 (bpftrace 0.26
+// allows it; gotrace keeps such strings in an array with a slot per CPU),
+// a 5555-byte path goes through str(), strncmp, printf, print, a map key
+// and value and a for loop's (key, value) tuple.
+func TestBigStrings(t *testing.T) {
+	requireTracing(t)
+	t.Setenv("BPFTRACE_MAX_STRLEN", "9999")
+	long := "/" + strings.Repeat("X", 5555)
+	got := gt26(t, "-c", "/usr/bin/env "+long, "-e", bigStrScript)
+	want := "0 /usr/bin/env\n/usr/bin/env\n(/usr/bin/env, /usr/bin/env)\n1 " + long + "\n" + long + "\n(" + long + ", " + long + ")\n"
+	expect(t, "big strings", got, want)
+}

@@ -51,6 +51,20 @@ func (v Version) Legacy() bool { return v == V017 }
 // before attaching (changed in bpftrace 0.24).
 func (v Version) AttachedAfter() bool { return v != V017 }
 
+// ProbeBeginLower: the probe builtin in BEGIN/END is "begin"/"end" in
+// bpftrace 0.26 (its canonical spelling since 0.24), "BEGIN"/"END" in 0.17.
+func (v Version) ProbeBeginLower() bool { return v != V017 }
+
+// CatErrorParens: cat() of a file it cannot open reports "ERROR: failed to
+// open file 'F' (No such file or directory)" in bpftrace 0.26, "...'F':
+// No such file or directory" in 0.17.
+func (v Version) CatErrorParens() bool { return v != V017 }
+
+// JSONAttachedQuiet: with -f json bpftrace 0.26 prints the attached_probes
+// record even with -q (its json-output tests drop it with tail -n +2);
+// 0.17's -q silences it.
+func (v Version) JSONAttachedQuiet() bool { return v != V017 }
+
 // ExitAfterBeginEnd: in bpftrace 0.26 a program whose only probes are
 // BEGIN/END (and so can never fire again) exits after BEGIN; 0.17 waits
 // for Ctrl-C (changed in bpftrace 0.24).

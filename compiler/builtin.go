@@ -3,6 +3,7 @@ package compiler
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -180,6 +181,9 @@ func (g *gen) PtrSpace(t *types.Type) types.AddrSpace { return g.ptrSpace(t) }
 func (g *gen) ProbeName() string {
 	ap := g.ap
 	if ap.Provider == "BEGIN" || ap.Provider == "END" {
+		if g.c.res.Opts.Compat.ProbeBeginLower() {
+			return strings.ToLower(ap.Provider)
+		}
 		return ap.Provider
 	}
 	name := ap.Provider

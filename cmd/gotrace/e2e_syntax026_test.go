@@ -54,6 +54,11 @@ func TestSyntax026Output(t *testing.T) {
 		{"config print_maps_on_exit", `config = { print_maps_on_exit = 0 } begin { @x = 1; }`, "", ""},
 		{"declared hash is full", `let @a = hash(1); begin { @a[1] = 1; @a[2] = 2; }`, "\n\n@a[1]: 1\n", "WARNING: Map full; can't update element"},
 		{"declared lruhash evicts", `let @a = lruhash(1); begin { @a[1] = 1; @a[2] = 2; }`, "\n\n@a[2]: 2\n", ""},
+		// Small 0.26 semantics (the 0.17 forms: --compat 0.17 below).
+		{"probe in begin and end", `begin { printf("%s", probe); } end { printf("-%s\n", probe); }`, "begin-end\n\n\n", ""},
+		{"enum constant is 64-bit", `begin { print(sizeof(BTF_VAR_STATIC)); print(BTF_VAR_GLOBAL_EXTERN); }`, "8\nBTF_VAR_GLOBAL_EXTERN\n\n\n", ""},
+		{"declared array of pointers", `begin { let $x: struct file *[64] = curtask->files->fd_array; print($x[1] != 0); }`, "true\n\n\n", ""},
+		{"cat of a missing file", `begin { cat("/does/not/exist/file"); }`, "\n\n", "ERROR: failed to open file '/does/not/exist/file' (No such file or directory)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -66,6 +71,28 @@ func TestSyntax026Output(t *testing.T) {
 				t.Errorf("stderr lacks %q:\n%s", c.stderr, r.Stderr)
 			}
 		})
+	}
+}
+
+// TestSmall026Compat017: under --compat 0.17 the same scripts print as
+// bpftrace 0.17 does: BEGIN/END in upper case, cat's error with a colon.
+func TestSmall026Compat017(t *testing.T) {
+	testkit.Require(t, testkit.Root, testkit.BPF)
+	r := gt(t, 20*time.Second, "--compat", "0.17", "-e", `BEGIN { printf("%s", probe); } END { printf("-%s\n", probe); } BEGIN { exit(); }`)
+	if !strings.Contains(r.Stdout, "BEGIN-END\n") {
+		t.Errorf("probe in BEGIN/END under 0.17: %q", r.Stdout)
+	}
+	r = gt(t, 20*time.Second, "--compat", "0.17", "-e", `BEGIN { cat("/does/not/exist/file"); exit(); }`)
+	if !strings.Contains(r.Stderr, "ERROR: failed to open file '/does/not/exist/file': No such file or directory") {
+		t.Errorf("cat error under 0.17: %q", r.Stderr)
+	}
+	r = gt(t, 20*time.Second, "--compat", "0.26", "-q", "-f", "json", "-e", `begin { print((1, 2)); }`)
+	if !strings.HasPrefix(r.Stdout, `{"type": "attached_probes", "data": {"probes": 1}}`+"\n"+`{"type": "value", "data": [1,2]}`) {
+		t.Errorf("-q -f json: the attached_probes record, then BEGIN's output: %q", r.Stdout)
+	}
+	r = gt(t, 20*time.Second, "--compat", "0.17", "-q", "-f", "json", "-e", `BEGIN { print((1, 2)); exit(); }`)
+	if strings.Contains(r.Stdout, "attached_probes") {
+		t.Errorf("-q -f json under 0.17 prints no attached_probes record: %q", r.Stdout)
 	}
 }
 

@@ -196,6 +196,13 @@ func (c *checker) ident(e *lang.IdentExpr) *types.Type {
 			if !c.opts.Compat.EnumConstantsTyped() {
 				return types.U64
 			}
+			if t.Kind == types.Enum && t.Size < 8 {
+				// bpftrace 0.26's enum constants are 64-bit values of the
+				// enum's type: sizeof(BTF_VAR_STATIC) is 8.
+				w := *t
+				w.Size = 8
+				t = &w
+			}
 			return t
 		}
 	}
@@ -412,6 +419,11 @@ func (c *checker) mapKeyArg(call *lang.CallExpr, a lang.Expr) *types.Type {
 	st := c.maps[m.Name]
 	if st == nil || !st.keySet {
 		return t
+	}
+	if call.Name == "has_key" && len(st.info.KeyParts) == 0 && !c.opts.Compat.Legacy() {
+		// bpftrace 0.26's words.
+		c.errorf(call, "call to has_key() expects a map with explicit keys (non-scalar map)")
+		return types.InvalidType
 	}
 	parts := []*types.Type{t}
 	if t.Kind == types.Tuple && len(st.info.KeyParts) > 1 {

@@ -853,6 +853,15 @@ func (c *checker) index(e *lang.IndexExpr) *types.Type {
 		// bpftrace 0.24: a tuple's element or a string's character, by a
 		// constant index.
 		v, ok := c.ConstInt(e.Index)
+		if !ok && x.Kind == types.String && !c.opts.Compat.Legacy() {
+			// A string's character by an index known at run time (0 out
+			// of bounds).
+			if it := e.Index.Type(); it != nil && !it.IsInvalid() && !it.IsInteger() {
+				c.errorf(e.Index, "The index of a string must be an integer")
+				return types.InvalidType
+			}
+			return types.IntType(1, true)
+		}
 		if !ok {
 			c.errorf(e.Index, "The index of a %s must be a constant integer", kindName(x))
 			return types.InvalidType

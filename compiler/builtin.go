@@ -116,7 +116,7 @@ func (g *gen) AttachPoint() *lang.AttachPoint { return g.ap }
 func (g *gen) LoadCtx(dst asm.Register)       { g.loadCtx(dst) }
 func (g *gen) Free(r asm.Register)            { g.free(r) }
 func (g *gen) Return() {
-	if g.inCB > 0 && !g.dead {
+	if g.inCB > 0 && !g.dead && g.retSlot != 0 {
 		// In a loop's callback: stop the loop, and the caller returns
 		// (afterCallback).
 		g.cbReturned = true

@@ -290,8 +290,8 @@ func (g *gen) incdec(e *lang.UnaryExpr) (asm.Register, error) {
 	return 0, g.errorf(e, "%s needs a variable or a map", e.Op)
 }
 
-// leaves reports whether a loop body can leave the program (return or
-// exit()).
+// leaves reports whether a loop body can leave the program (return,
+// exit() or a failed assert()).
 func leaves(b *lang.Block) bool {
 	found := false
 	lang.Inspect(b, func(n lang.Node) bool {
@@ -301,7 +301,7 @@ func leaves(b *lang.Block) bool {
 				found = true
 			}
 		case *lang.CallExpr:
-			if n.Name == "exit" {
+			if n.Name == "exit" || n.Name == "assert" {
 				found = true
 			}
 		}

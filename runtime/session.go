@@ -686,10 +686,7 @@ var _ = ebpf.RingBuf
 // -q silences both.
 func (s *session) attachMessage(n int) error {
 	if s.opts.Quiet {
-		j, ok := s.opts.Printer.(interface{ IsJSON() bool })
-		if !ok || !j.IsJSON() || !s.opts.Compat.JSONAttachedQuiet() {
-			return nil
-		}
+		return nil
 	}
 	if j, ok := s.opts.Printer.(interface {
 		IsJSON() bool

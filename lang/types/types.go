@@ -178,6 +178,10 @@ type Type struct {
 	Enumerators map[int64]string
 	// Opaque is set on a Record whose layout is unknown (forward declaration).
 	Opaque bool
+	// Trunc is set on the String str(p) reads in bpftrace 0.26: when the
+	// string at p is longer, the buffer holds Size characters and no NUL,
+	// printed with the ".." trailer.
+	Trunc bool
 }
 
 // tseries() aggregation functions (Type.Lhist[2] of a Tseries).

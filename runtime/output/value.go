@@ -102,13 +102,17 @@ func Decode(t *types.Type, b []byte) (Value, error) {
 			return v, err
 		}
 		s := b[:t.Size]
+		full := true
 		for i, c := range s {
 			if c == 0 {
-				s = s[:i]
+				s, full = s[:i], false
 				break
 			}
 		}
 		v.Bytes = append([]byte(nil), s...)
+		if full && t.Trunc {
+			v.Bytes = append(v.Bytes, ".."...) // bpftrace 0.26's trailer
+		}
 	case types.Buffer:
 		if err := need(1); err != nil {
 			return v, err

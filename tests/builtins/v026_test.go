@@ -337,3 +337,18 @@ func TestBigStrings(t *testing.T) {
 	want := "0 /usr/bin/env\n/usr/bin/env\n(/usr/bin/env, /usr/bin/env)\n1 " + long + "\n" + long + "\n(" + long + ", " + long + ")\n"
 	expect(t, "big strings", got, want)
 }
+
+var strTruncScript = scriptOf("TestStrTruncated", `tracepoint:syscalls:sys_enter_execve /pid == cpid/ { $s = str(args.filename); printf("%s|%s|%d\n", $s, str(args.filename, 3), strncmp($s, "/usr/", 5)); print($s); }`)
+
+// TestStrTruncated: with max_strlen 5, bpftrace 0.26's str(p) of a longer
+// string holds its 5 characters and prints them with the ".." trailer
+// (str(p, n), which reads n characters here, has none); a string of 4 fits; bpftrace 0.17 keeps 4
+// characters and no trailer.
+func TestStrTruncated(t *testing.T) {
+	requireTracing(t)
+	t.Setenv("BPFTRACE_MAX_STRLEN", "5")
+	got := gt26(t, "-c", "/usr/bin/env /bin", "-e", strTruncScript)
+	expect(t, "str() truncated (0.26)", got, "/usr/..|/us|0\n/usr/..\n/bin|/bi|1\n/bin\n")
+	got = gt(t, "--compat", "0.17", "-c", "/usr/bin/env /bin", "-e", strings.ReplaceAll(strTruncScript, `, strncmp($s, "/usr/", 5)`, `, 0`))
+	expect(t, "str() truncated (0.17)", got, "/usr|/us|0\n/usr\n/bin|/bi|0\n/bin\n")
+}

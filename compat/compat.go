@@ -51,6 +51,26 @@ func (v Version) Legacy() bool { return v == V017 }
 // before attaching (changed in bpftrace 0.24).
 func (v Version) AttachedAfter() bool { return v != V017 }
 
+// StrTruncTrailer: str(p) of a string longer than max_strlen prints its
+// max_strlen characters and ".." in bpftrace 0.26 (0.20 added the
+// trailer); 0.17 prints max_strlen - 1 characters.
+func (v Version) StrTruncTrailer() bool { return v != V017 }
+
+// ExitGate: after exit() no other probe runs in bpftrace 0.26 scripts
+// (gotrace's programs check a flag exit() sets: the output stops where
+// exit() was called, not when the detach comes); 0.17 scripts keep
+// running until the detach.
+func (v Version) ExitGate() bool { return v != V017 }
+
+// ProbeBeginLower: the probe builtin in BEGIN/END is "begin"/"end" in
+// bpftrace 0.26 (its canonical spelling since 0.24), "BEGIN"/"END" in 0.17.
+func (v Version) ProbeBeginLower() bool { return v != V017 }
+
+// CatErrorParens: cat() of a file it cannot open reports "ERROR: failed to
+// open file 'F' (No such file or directory)" in bpftrace 0.26, "...'F':
+// No such file or directory" in 0.17.
+func (v Version) CatErrorParens() bool { return v != V017 }
+
 // ExitAfterBeginEnd: in bpftrace 0.26 a program whose only probes are
 // BEGIN/END (and so can never fire again) exits after BEGIN; 0.17 waits
 // for Ctrl-C (changed in bpftrace 0.24).

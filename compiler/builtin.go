@@ -3,6 +3,7 @@ package compiler
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -115,6 +116,16 @@ func (g *gen) AttachPoint() *lang.AttachPoint { return g.ap }
 func (g *gen) LoadCtx(dst asm.Register)       { g.loadCtx(dst) }
 func (g *gen) Free(r asm.Register)            { g.free(r) }
 func (g *gen) Return() {
+	if g.inCB > 0 && !g.dead && g.retSlot != 0 {
+		// In a loop's callback: stop the loop, and the caller returns
+		// (afterCallback).
+		g.cbReturned = true
+		g.emit(stdlib.StImm(asm.R10, int16(g.retSlot), 1, asm.DWord))
+		g.copyVars(false)
+		g.emit(asm.Mov.Imm(asm.R0, 1), asm.Return())
+		g.dead = true
+		return
+	}
 	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
 	g.dead = true
 }
@@ -170,6 +181,9 @@ func (g *gen) PtrSpace(t *types.Type) types.AddrSpace { return g.ptrSpace(t) }
 func (g *gen) ProbeName() string {
 	ap := g.ap
 	if ap.Provider == "BEGIN" || ap.Provider == "END" {
+		if g.c.res.Opts.Compat.ProbeBeginLower() {
+			return strings.ToLower(ap.Provider)
+		}
 		return ap.Provider
 	}
 	name := ap.Provider
@@ -280,6 +294,34 @@ func (g *gen) Output(t stdlib.Temp, size int) {
 	g.countLost()
 }
 
+// markExited sets exited[0] (MapExited): exit() stops the other probes at
+// once.
+func (g *gen) markExited() {
+	if !g.c.res.Opts.Compat.ExitGate() {
+		return
+	}
+	m := g.c.internalMap(MapExited, ebpf.Array, 4, 8, 1)
+	g.emit(asm.LoadMapValue(asm.R1, 0, 0).WithReference(m.Name), stdlib.StImm(asm.R1, 0, 1, asm.DWord))
+}
+
+// exitGate starts a program of a script that calls exit(): once exit()
+// ran, the probe does nothing (BEGIN and END are not gated).
+func (g *gen) exitGate() {
+	if !g.c.res.Opts.Compat.ExitGate() || !g.c.usesExit() {
+		return
+	}
+	switch g.ap.Provider {
+	case "BEGIN", "END":
+		return
+	}
+	m := g.c.internalMap(MapExited, ebpf.Array, 4, 8, 1)
+	ok := g.label("running")
+	g.emit(asm.LoadMapValue(asm.R2, 0, 0).WithReference(m.Name), asm.LoadMem(asm.R2, asm.R2, 0, asm.DWord),
+		asm.JEq.Imm(asm.R2, 0, ok), asm.Mov.Imm(asm.R0, 0), asm.Return())
+	g.place(ok)
+	g.emit(nopJump())
+}
+
 // countLost follows every bpf_ringbuf_output call: a failed output (r0 != 0,
 // the ring is full) adds 1 to lost_events[0] through the map value's direct
 // address (ABI.md), so a delivered record costs one jump.
@@ -359,3 +401,5 @@ func (g *gen) checkHelpers(name string, insns asm.Instructions) error {
 	}
 	return nil
 }
+
+func (g *gen) MarkExited() { g.markExited() }

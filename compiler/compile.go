@@ -76,6 +76,10 @@ const (
 	// MapLostEvents counts at key 0 the records bpf_ringbuf_output could not
 	// put in the full ring; the runtime prints "Lost N events".
 	MapLostEvents = "lost_events"
+	// MapExited is set at key 0 by exit() (bpftrace 0.26 scripts): the
+	// programs of other probes check it first and return, so that no
+	// probe runs between exit() and the detach (END still runs).
+	MapExited = "exited"
 	// MapFull counts at key 0 the user-map updates that failed because the
 	// map was full (E2BIG); the runtime warns at exit.
 	MapFull = "map_full"
@@ -148,6 +152,9 @@ func Compile(res *check.Result, opts Options) (*Spec, error) {
 		m := c.maps[MapScratch]
 		m.ValueSize = uint32(c.maxScratch)
 		m.MaxEntries = uint32(len(c.spec.Programs))
+		if m.Type == ebpf.Array {
+			m.MaxEntries *= uint32(c.ncpus()) // bigScratch: a slot per CPU
+		}
 	}
 	return c.spec, nil
 }
@@ -159,6 +166,8 @@ type compiler struct {
 	maps       map[string]*MapSpec
 	names      map[string]bool
 	maxScratch int
+	// exits: the script calls exit() (usesExit; exitKnown once computed).
+	exits, exitKnown bool
 	kallsyms   map[string]uint64
 	// kfuncProbes counts the functions kfunc wildcards expanded to.
 	kfuncProbes int
@@ -517,6 +526,45 @@ func (c *compiler) mapDecl(name string) *lang.MapDecl {
 func userMapName(n string) string { return "m_" + strings.TrimPrefix(n, "@") }
 
 // internalMap returns (creating on first use) an internal map.
+// usesExit reports whether the script calls exit() (or assert(), which
+// exits when it fails).
+func (c *compiler) usesExit() bool {
+	if c.exitKnown {
+		return c.exits
+	}
+	c.exitKnown = true
+	for _, p := range c.res.Prog.Probes {
+		lang.Inspect(p, func(n lang.Node) bool {
+			if call, ok := n.(*lang.CallExpr); ok && (call.Name == "exit" || call.Name == "assert") {
+				c.exits = true
+			}
+			return !c.exits
+		})
+	}
+	return c.exits
+}
+
+// bigScratchStrLen is the largest max_strlen whose strings fit the
+// per-CPU scratch map (its value is at most 32 KiB, a few strings).
+const bigScratchStrLen = 4096
+
+// bigScratch reports whether scratch is an ARRAY with a slot per program
+// and CPU rather than a per-CPU array: for strings longer than
+// bigScratchStrLen (bpftrace 0.26 allows them), whose scratch space the
+// per-CPU limit would refuse.
+func (c *compiler) bigScratch() bool { return c.res.StrLen > bigScratchStrLen }
+
+// ncpus is the number of possible CPUs (the host's, else the kernel's).
+func (c *compiler) ncpus() int {
+	if n := c.opts.Host.NCPUs; n > 0 {
+		return n
+	}
+	if n, err := ebpf.PossibleCPU(); err == nil && n > 0 {
+		return n
+	}
+	return 1
+}
+
 func (c *compiler) internalMap(name string, typ ebpf.MapType, key, value, max uint32) *MapSpec {
 	if m, ok := c.maps[name]; ok {
 		return m
@@ -580,7 +628,7 @@ func layoutOf(mi *lang.MapInfo, countArray bool) (*mapLayout, error) {
 	}
 	kind := mi.Value.Kind
 	l.agg = kind.IsAggregation()
-	l.bucket = kind == types.Hist || kind == types.Lhist
+	l.bucket = kind == types.Hist || kind == types.Lhist || kind == types.Tseries
 	keyParts := l.parts
 	if len(keyParts) == 0 {
 		keyParts = []*types.Type{types.U64}
@@ -611,6 +659,8 @@ func layoutOf(mi *lang.MapInfo, countArray bool) (*mapLayout, error) {
 		l.value = &types.Type{Kind: kind, Size: 8, Signed: mi.Value.Signed}
 	case types.Min, types.Max, types.Avg, types.Stats:
 		l.value = &types.Type{Kind: kind, Size: 16, Signed: mi.Value.Signed}
+	case types.Tseries:
+		l.value = &types.Type{Kind: kind, Size: 24, Signed: mi.Value.Signed, Lhist: mi.Value.Lhist}
 	default:
 		l.value = storage(mi.Value)
 	}

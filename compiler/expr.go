@@ -175,10 +175,44 @@ func (g *gen) evalInt(e lang.Expr) (asm.Register, error) {
 		}
 		g.normalize(r, e.Type())
 		return r, nil
-	case *lang.FieldExpr, *lang.IndexExpr, *lang.TupleIndexExpr:
+	case *lang.IndexExpr:
+		if xt := e.X.Type(); xt != nil && xt.Kind == types.String {
+			if _, ok := g.constInt(e.Index); !ok {
+				return g.strCharAt(e, xt)
+			}
+		}
+		return g.readInt(e)
+	case *lang.FieldExpr, *lang.TupleIndexExpr:
 		return g.readInt(e)
 	}
 	return 0, g.errorf(e, "cannot compute %T as an integer", e)
+}
+
+// strCharAt is $s[$i] with an index known only at run time (bpftrace
+// 0.26): the character, or 0 when $i is not within the string's size.
+func (g *gen) strCharAt(e *lang.IndexExpr, xt *types.Type) (asm.Register, error) {
+	m, err := g.evalMem(e.X)
+	if err != nil {
+		return 0, err
+	}
+	ri, err := g.evalInt(e.Index)
+	if err != nil {
+		return 0, err
+	}
+	r, err := g.reg(e)
+	if err != nil {
+		return 0, err
+	}
+	out := g.label("strout")
+	g.emit(asm.Mov.Imm(r, 0), asm.JGE.Imm(ri, int32(xt.Size), out))
+	base, off := g.baseOf(m, asm.R1)
+	g.emit(asm.Mov.Reg(asm.R2, base), asm.Add.Imm(asm.R2, int32(off)), asm.Add.Reg(asm.R2, ri),
+		asm.LoadMem(r, asm.R2, 0, asm.Byte))
+	g.extend(r, 1, true)
+	g.place(out)
+	g.emit(nopJump())
+	g.free(ri)
+	return r, nil
 }
 
 // evalTo evaluates e into the existing register r.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
+	"github.com/gotrace/gotrace/stdlib"
 )
 
 // for ($kv : @m) runs its body in a callback of bpf_for_each_map_elem, a
@@ -70,7 +71,7 @@ func (g *gen) forStmt(s *lang.ForStmt) error {
 		return g.errorf(s.Map, "%v", err)
 	}
 	switch lay.value.Kind {
-	case types.Hist, types.Lhist, types.Avg, types.Stats, types.Min, types.Max:
+	case types.Hist, types.Lhist, types.Tseries, types.Avg, types.Stats, types.Min, types.Max:
 		return g.errorf(s.Map, "for loops over %s maps are not supported", lay.value.Kind)
 	}
 	kvMem, ok := g.vars[s.Var.Info]
@@ -86,26 +87,53 @@ func (g *gen) forStmt(s *lang.ForStmt) error {
 	// The callback, generated with the program's frame layout.
 	g.forN++
 	cb := fmt.Sprintf("%s_for%d", g.prog.Name, g.forN)
+	returned, err := g.callback(cb, asm.R4, func() error {
+		// key (R2) and value (R3) into $kv.
+		if err := g.fromPtr(kvMem.plus(kvT.Fields[0].Offset), kvT.Fields[0].Type, asm.R2, 0, keyT); err != nil {
+			return err
+		}
+		if lay.agg {
+			// count()/sum(): the value is the sum over the CPUs.
+			g.sumPerCPU(ms, kvMem.plus(kvT.Fields[1].Offset), kvT.Fields[1].Type)
+			return nil
+		}
+		return g.fromPtr(kvMem.plus(kvT.Fields[1].Offset), kvT.Fields[1].Type, asm.R3, 0, lay.value)
+	}, s.Body)
+	if err != nil {
+		return err
+	}
+	if returned {
+		g.clearReturned()
+	}
+	g.forEach(ms, cb, mem{base: onStack, off: g.varsLow})
+	if returned {
+		g.afterCallback()
+	}
+	return nil
+}
+
+// callback generates subprogram cb, a loop body run by a helper
+// (bpf_for_each_map_elem, bpf_loop) with the program's frame layout: its
+// context argument (in ctxReg) points at the caller's scratch variables,
+// which it copies in, runs entry then body, and copies back. It returns 0
+// to go on (the end of the body, continue) and 1 to stop (break, and
+// return, which also sets the returned flag: afterCallback).
+func (g *gen) callback(cb string, ctxReg asm.Register, entry func() error, body *lang.Block) (returned bool, err error) {
 	saved := *g
+	g.cbReturned = false
 	g.insns, g.pending, g.dead = nil, nil, false
 	g.used = [len(pool)]bool{}
 	g.usesCtx, g.usesScratch = false, false
 	brk, cont := g.label("for_break"), g.label("for_next")
 	g.loops = []loop{{brk: brk, cont: cont}}
 	g.maxStk = g.stack
+	g.inCB++
 
-	// key (R2) and value (R3) into $kv.
-	if err := g.fromPtr(kvMem.plus(kvT.Fields[0].Offset), kvT.Fields[0].Type, asm.R2, 0, keyT); err != nil {
-		return err
+	if err := entry(); err != nil {
+		return false, err
 	}
-	if lay.agg {
-		// count()/sum(): the value is the sum over the CPUs.
-		g.sumPerCPU(ms, kvMem.plus(kvT.Fields[1].Offset), kvT.Fields[1].Type)
-	} else if err := g.fromPtr(kvMem.plus(kvT.Fields[1].Offset), kvT.Fields[1].Type, asm.R3, 0, lay.value); err != nil {
-		return err
-	}
-	if err := g.block(s.Body); err != nil {
-		return err
+	if err := g.block(body); err != nil {
+		return false, err
 	}
 	g.place(cont)
 	g.copyVars(false)
@@ -114,13 +142,14 @@ func (g *gen) forStmt(s *lang.ForStmt) error {
 	g.place(brk) // live only if a break jumps here
 	g.copyVars(false)
 	g.emit(asm.Mov.Imm(asm.R0, 1), asm.Return())
-	body := g.insns
+	code := g.insns
 	g.pending = nil // an unused break label
 	usesCtx, usesScratch := g.usesCtx, g.usesScratch
+	returned = g.cbReturned
 
 	// Its prologue: keep the context pointer, copy the variables in.
 	g.insns, g.pending, g.dead = nil, nil, false
-	g.emit(asm.StoreMem(asm.R10, int16(g.cbSlot), asm.R4, asm.DWord))
+	g.emit(asm.StoreMem(asm.R10, int16(g.cbSlot), ctxReg, asm.DWord))
 	g.copyVars(true)
 	if usesCtx {
 		g.emit(asm.LoadMem(asm.R0, asm.R4, int16(ctxSlot-g.varsLow), asm.DWord),
@@ -130,7 +159,7 @@ func (g *gen) forStmt(s *lang.ForStmt) error {
 		g.emit(asm.LoadMem(asm.R0, asm.R4, int16(scratchSlot-g.varsLow), asm.DWord),
 			asm.StoreMem(asm.R10, scratchSlot, asm.R0, asm.DWord))
 	}
-	sub := append(g.insns, body...)
+	sub := append(g.insns, code...)
 	if l := sub[0].Symbol(); l != "" && l != cb {
 		g.alias[l] = cb // a label on the callback's first instruction
 	}
@@ -147,7 +176,110 @@ func (g *gen) forStmt(s *lang.ForStmt) error {
 	}
 	g.usesCtx = g.usesCtx || usesCtx
 	g.usesScratch = g.usesScratch || usesScratch
-	g.forEach(ms, cb, mem{base: onStack, off: g.varsLow})
+	return returned, nil
+}
+
+// callbackLoop reports whether the loop runs as a callback (bpf_loop or
+// bpf_for_each_map_elem): a for loop over a map, or a range loop whose
+// bounds are not constant.
+func callbackLoop(n lang.Node) bool {
+	switch s := n.(type) {
+	case *lang.ForStmt:
+		return true
+	case *lang.WhileStmt:
+		if s.From == nil {
+			return false
+		}
+		_, c1 := lang.ConstOf(s.From)
+		_, c2 := lang.ConstOf(s.To)
+		return !(c1 && c2)
+	}
+	return false
+}
+
+// clearReturned zeroes the returned flag before a callback loop runs.
+func (g *gen) clearReturned() {
+	g.emit(stdlib.StImm(asm.R10, int16(g.retSlot), 0, asm.DWord))
+}
+
+// afterCallback follows a callback loop: a return in its body (which
+// stopped the loop and set the flag) returns from the program too.
+func (g *gen) afterCallback() {
+	on := g.label("cbret")
+	g.emit(asm.LoadMem(asm.R1, asm.R10, int16(g.retSlot), asm.DWord), asm.JEq.Imm(asm.R1, 0, on))
+	g.Return()
+	g.place(on)
+	g.emit(nopJump())
+}
+
+// maxLoops is the kernel's bound on bpf_loop's iterations (BPF_MAX_LOOPS).
+const maxLoops = 1 << 23
+
+// rangeLoop runs a lowered range loop (`for $i : a..b`, lang's
+// lowerRanges: `$i = a; $end = b; while ($i < $end) { body; $i++ }`)
+// whose bounds are not constants with bpf_loop, as bpftrace 0.26 does:
+// max(0, b - a) iterations (at most 2^23) of a callback whose $i is a plus
+// the iteration's index. The verifier checks such a callback once, where
+// it would follow a loop whose bound it cannot see to its limit. $end
+// holds a during the loop: $i comes from the index, not from the last
+// iteration's $i, so the callback's states converge.
+func (g *gen) rangeLoop(s *lang.WhileStmt) error {
+	if err := g.checkHelpers("for range loop", asm.Instructions{asm.FnLoop.Call()}); err != nil {
+		return g.errorf(s, "%v", err)
+	}
+	cond, ok := s.Cond.(*lang.BinaryExpr)
+	var iv, ev *lang.VarExpr
+	if ok {
+		iv, _ = cond.X.(*lang.VarExpr)
+		ev, _ = cond.Y.(*lang.VarExpr)
+	}
+	if iv == nil || ev == nil {
+		return g.errorf(s, "range loop without its variables")
+	}
+	im, ok1 := g.vars[iv.Info]
+	em, ok2 := g.vars[ev.Info]
+	if !ok1 || !ok2 {
+		return g.errorf(s, "range loop variables have no slots")
+	}
+	g.forN++
+	cb := fmt.Sprintf("%s_for%d", g.prog.Name, g.forN)
+	returned, err := g.callback(cb, asm.R2, func() error {
+		// R1 is the iteration's index (the prologue keeps it).
+		base, off := g.baseOf(em, asm.R0)
+		g.emit(asm.LoadMem(asm.R0, base, off, asm.DWord), asm.Add.Reg(asm.R0, asm.R1))
+		g.storeReg(im, asm.R0, 8)
+		return nil
+	}, s.Body)
+	if err != nil {
+		return err
+	}
+	// The count: b - a, signed, clamped to [0, maxLoops]; $end = a.
+	hi, err := g.reg(s)
+	if err != nil {
+		return err
+	}
+	base, off := g.baseOf(em, asm.R1)
+	g.emit(asm.LoadMem(hi, base, off, asm.DWord))
+	base, off = g.baseOf(im, asm.R1)
+	g.emit(asm.LoadMem(asm.R2, base, off, asm.DWord))
+	g.storeReg(em, asm.R2, 8)
+	skip, clamp := g.label("rnone"), g.label("rcount")
+	g.emit(asm.Sub.Reg(hi, asm.R2), asm.JSLE.Imm(hi, 0, skip),
+		asm.JSLE.Imm(hi, maxLoops, clamp), asm.Mov.Imm(hi, maxLoops))
+	g.place(clamp)
+	if returned {
+		g.clearReturned()
+	}
+	g.emit(asm.Mov.Reg(asm.R1, hi))
+	g.free(hi)
+	g.emit(funcRef(asm.R2, cb))
+	g.addr(asm.R3, mem{base: onStack, off: g.varsLow})
+	g.emit(asm.Mov.Imm(asm.R4, 0), asm.FnLoop.Call())
+	if returned {
+		g.afterCallback()
+	}
+	g.place(skip)
+	g.emit(nopJump())
 	return nil
 }
 

@@ -157,6 +157,12 @@ type gen struct {
 	// region is [varsLow, scratchSlot)); cbSlot keeps a callback's context
 	// pointer.
 	varsLow, cbSlot int
+	// inCB counts the loop callbacks being generated; retSlot is the
+	// returned flag of callback loops (forloop.go), cbReturned whether
+	// the callback being generated returns.
+	inCB       int
+	retSlot    int
+	cbReturned bool
 
 	// sysNrs are the system calls a lowered syscalls program filters on;
 	// sysRegs and sysNr the stack slots of its saved registers' address
@@ -369,8 +375,18 @@ func (g *gen) baseOf(m mem, tmp asm.Register) (asm.Register, int16) {
 	}
 	g.usesScratch = true
 	g.emit(asm.LoadMem(tmp, asm.R10, scratchSlot, asm.DWord))
+	if m.off >= scratchFar {
+		// Far into a big scratch region (max_strlen > 4096): the base
+		// moves, so that the accesses within the value (offsets up to its
+		// size) fit an instruction's 16-bit offset.
+		g.emit(asm.Add.Imm(tmp, int32(m.off)))
+		return tmp, 0
+	}
 	return tmp, int16(m.off)
 }
+
+// scratchFar is the scratch offset from which baseOf moves the base.
+const scratchFar = 1 << 12
 
 func sizeOf(n int) asm.Size {
 	switch n {
@@ -497,14 +513,33 @@ func (g *gen) generate() (asm.Instructions, error) {
 	if err != nil {
 		return nil, err
 	}
-	g.varsLow = -(frameBase + g.stack)
-	hasFor := false
+	hasFor, loopReturns := false, false
 	lang.Inspect(g.probe, func(n lang.Node) bool {
-		if _, ok := n.(*lang.ForStmt); ok {
+		if callbackLoop(n) {
 			hasFor = true
+			var body *lang.Block
+			switch s := n.(type) {
+			case *lang.ForStmt:
+				body = s.Body
+			case *lang.WhileStmt:
+				body = s.Body
+			}
+			if body != nil && leaves(body) {
+				loopReturns = true
+			}
 		}
-		return !hasFor
+		return true
 	})
+	if loopReturns {
+		// The returned flag of callback loops, a variable the callbacks
+		// copy in and out with the others.
+		m, err := g.allocStack(8)
+		if err != nil {
+			return nil, err
+		}
+		g.retSlot = m.off
+	}
+	g.varsLow = -(frameBase + g.stack)
 	if hasFor {
 		m, err := g.allocStack(8)
 		if err != nil {
@@ -574,7 +609,26 @@ func (g *gen) generate() (asm.Instructions, error) {
 	g.pending = nil
 	g.dead = false // the body may end in exit(); the prologue is live
 	var scratch asm.Instructions
-	if g.usesScratch {
+	if g.usesScratch && g.c.bigScratch() {
+		// Strings beyond the per-CPU limit (max_strlen > 4096, bpftrace
+		// 0.26 allows them): an ARRAY of one slot per program and CPU.
+		m := g.c.internalMap(MapScratch, ebpf.Array, 4, 0, 0)
+		g.emit(asm.FnGetSmpProcessorId.Call(),
+			asm.Add.Imm(asm.R0, int32(g.index*g.c.ncpus())),
+			asm.StoreMem(asm.R10, scratchSlot, asm.R0, asm.Word),
+			asm.LoadMapPtr(asm.R1, 0).WithReference(m.Name),
+			asm.Mov.Reg(asm.R2, asm.R10), asm.Add.Imm(asm.R2, scratchSlot),
+			asm.FnMapLookupElem.Call(),
+			asm.JNE.Imm(asm.R0, 0, "scratch_ok"),
+			asm.Return(),
+		)
+		g.place("scratch_ok")
+		g.emit(asm.StoreMem(asm.R10, scratchSlot, asm.R0, asm.DWord))
+		if g.maxScr > g.c.maxScratch {
+			g.c.maxScratch = g.maxScr
+		}
+		scratch, g.insns = g.insns, nil
+	} else if g.usesScratch {
 		m := g.c.internalMap(MapScratch, ebpf.PerCPUArray, 4, 0, 0)
 		g.emit(stdlib.StImm(asm.R10, scratchSlot, int64(g.index), asm.Word),
 			asm.LoadMapPtr(asm.R1, 0).WithReference(m.Name),
@@ -593,6 +647,7 @@ func (g *gen) generate() (asm.Instructions, error) {
 	if g.usesCtx && g.prog.RawSyscall == "" { // the shim saved it
 		g.emit(asm.StoreMem(asm.R10, ctxSlot, asm.R1, asm.DWord))
 	}
+	g.exitGate()
 	insns := append(shim, g.insns...)
 	if predScratch {
 		insns = append(append(insns, scratch...), body...)

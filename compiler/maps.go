@@ -125,12 +125,12 @@ func (g *gen) mapReadInt(e *lang.MapExpr) (asm.Register, error) {
 	if err != nil {
 		return 0, err
 	}
-	if t := e.Type(); t != nil && t.Kind == types.Int && lay.agg && lay.value.Kind != types.Hist && lay.value.Kind != types.Lhist {
+	if t := e.Type(); t != nil && t.Kind == types.Int && lay.agg && lay.value.Kind != types.Hist && lay.value.Kind != types.Lhist && lay.value.Kind != types.Tseries {
 		// The checker typed the read as an integer (bpftrace 0.26).
 		return g.aggReadInt(e, ms, lay)
 	}
 	switch lay.value.Kind {
-	case types.Avg, types.Stats, types.Hist, types.Lhist:
+	case types.Avg, types.Stats, types.Hist, types.Lhist, types.Tseries:
 		return 0, g.errorf(e, "the value of %s (%s) cannot be read in a probe", e.Name, lay.value)
 	}
 	key, err := g.buildKey(e, lay)
@@ -339,6 +339,25 @@ func (g *gen) Aggregate(c *stdlib.Call, op stdlib.AggOp) error {
 			return err
 		}
 	}
+	var aux asm.Register
+	if op.Aux != nil {
+		if aux, err = g.reg(c.Expr); err != nil {
+			return err
+		}
+		if err := op.Aux(g, aux); err != nil {
+			return err
+		}
+	}
+	update, init := op.Update, op.Init
+	if op.UpdateAux != nil {
+		update = func(g stdlib.Gen, ptr, arg asm.Register) { op.UpdateAux(g, ptr, arg, aux) }
+		init = func(g stdlib.Gen, ptr, arg asm.Register) { op.InitAux(g, ptr, arg, aux) }
+	}
+	defer func() {
+		if aux != 0 {
+			g.free(aux)
+		}
+	}()
 	if lay.bucket {
 		if op.Bucket == nil {
 			return g.errorf(c.Expr, "%s() has no bucket computation", c.Name)
@@ -347,7 +366,11 @@ func (g *gen) Aggregate(c *stdlib.Call, op stdlib.AggOp) error {
 		if err != nil {
 			return err
 		}
-		if err := op.Bucket(g, b, arg); err != nil {
+		from := arg
+		if op.Aux != nil {
+			from = aux
+		}
+		if err := op.Bucket(g, b, from); err != nil {
 			return err
 		}
 		g.storeReg(key.plus(lay.bucketOff), b, 8)
@@ -358,7 +381,7 @@ func (g *gen) Aggregate(c *stdlib.Call, op stdlib.AggOp) error {
 	if lay.array {
 		// Index 0 always exists; the test only satisfies the verifier.
 		g.emit(asm.JEq.Imm(asm.R0, 0, done))
-		op.Update(g, asm.R0, arg)
+		update(g, asm.R0, arg)
 		g.place(done)
 		if arg != 0 {
 			g.free(arg)
@@ -366,7 +389,7 @@ func (g *gen) Aggregate(c *stdlib.Call, op stdlib.AggOp) error {
 		return nil
 	}
 	g.emit(asm.JEq.Imm(asm.R0, 0, miss))
-	op.Update(g, asm.R0, arg)
+	update(g, asm.R0, arg)
 	g.emit(asm.Ja.Label(done))
 	g.place(miss)
 	val, err := g.allocStack(op.ValueSize)
@@ -374,7 +397,7 @@ func (g *gen) Aggregate(c *stdlib.Call, op stdlib.AggOp) error {
 		return err
 	}
 	g.addr(asm.R3, val)
-	op.Init(g, asm.R3, arg)
+	init(g, asm.R3, arg)
 	g.update(ms, key, val)
 	if err := g.checkHelper(c.Expr, "map_update_elem", false); err != nil {
 		return err

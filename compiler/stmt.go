@@ -83,6 +83,9 @@ func (g *gen) stmt(s lang.Stmt) error {
 		}
 		return nil
 	case *lang.WhileStmt:
+		if callbackLoop(s) {
+			return g.rangeLoop(s)
+		}
 		top, end := g.label("while"), g.label("wend")
 		g.place(top)
 		if err := g.cond(s.Cond, end, false); err != nil {
@@ -107,6 +110,11 @@ func (g *gen) stmt(s lang.Stmt) error {
 	case *lang.JumpStmt:
 		switch s.Kind {
 		case lang.Return:
+			if s.Value != nil {
+				if err := g.exprStmt(s.Value); err != nil {
+					return err
+				}
+			}
 			g.Return()
 			return nil
 		case lang.Break, lang.Continue:
@@ -282,8 +290,8 @@ func (g *gen) incdec(e *lang.UnaryExpr) (asm.Register, error) {
 	return 0, g.errorf(e, "%s needs a variable or a map", e.Op)
 }
 
-// leaves reports whether a loop body can leave the program (return or
-// exit()).
+// leaves reports whether a loop body can leave the program (return,
+// exit() or a failed assert()).
 func leaves(b *lang.Block) bool {
 	found := false
 	lang.Inspect(b, func(n lang.Node) bool {
@@ -293,7 +301,7 @@ func leaves(b *lang.Block) bool {
 				found = true
 			}
 		case *lang.CallExpr:
-			if n.Name == "exit" {
+			if n.Name == "exit" || n.Name == "assert" {
 				found = true
 			}
 		}

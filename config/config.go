@@ -59,7 +59,7 @@ func init() {
 		{Name: "max_cat_bytes", Kind: Int, Default: "10240", Env: "BPFTRACE_CAT_BYTES_MAX"},
 		{Name: "max_map_keys", Kind: Int, Default: "4096", Max: 1 << 24, Used: "the size of maps without a declaration"},
 		{Name: "max_probes", Kind: Int, Default: "1024"},
-		{Name: "max_strlen", Kind: Int, Default: "64", Env: "BPFTRACE_STRLEN", Max: 4096, Used: "the bytes str() reads"},
+		{Name: "max_strlen", Kind: Int, Default: "64", Env: "BPFTRACE_STRLEN", Max: 1 << 14, Used: "the bytes str() reads"},
 		{Name: "max_type_res_iterations", Kind: Int, Default: "0"},
 		{Name: "missing_probes", Kind: Enum, Values: []string{"ignore", "warn", "error"}, Default: "error"},
 		{Name: "on_stack_limit", Kind: String, Default: "0"},

@@ -184,6 +184,11 @@ type WhileStmt struct {
 	Loc
 	Cond Expr
 	Body *Block
+	// From and To are set on the loop a range `for $i : From..To` lowers
+	// to (lowerRanges): when they are not both constant, the compiler runs
+	// it with bpf_loop, as bpftrace 0.26 does, since the verifier cannot
+	// bound it.
+	From, To Expr
 }
 
 // ForStmt is `for ($kv : @map) { }`.
@@ -209,6 +214,13 @@ const (
 type JumpStmt struct {
 	Loc
 	Kind JumpKind
+	// Value is return's value, `return $a;` (bpftrace 0.26): evaluated,
+	// then the probe returns (its program's result stays 0).
+	Value Expr
+	// ValueTok names Value's first token as bpftrace 0.17's parser does
+	// ("variable"), at ValueTokSpan: 0.17 has no return value.
+	ValueTok     string
+	ValueTokSpan Span
 }
 
 // BlockStmt is a nested `{ }` block used as a statement.

@@ -161,6 +161,9 @@ func (d *dumper) stmt(depth int, s Stmt) {
 		d.block(depth+1, s.Body)
 	case *JumpStmt:
 		d.line(depth, "%s", [...]string{"break", "continue", "return"}[s.Kind])
+		if s.Value != nil {
+			d.expr(depth+1, s.Value)
+		}
 	case *BlockStmt:
 		d.block(depth, s.Body)
 	case nil:

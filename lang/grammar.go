@@ -190,7 +190,9 @@ type gForHead struct {
 
 type gSimple struct {
 	Tokens []lexer.Token
-	Jump   string      `parser:"  @( 'break' | 'continue' | 'return' )"`
+	Jump   string      `parser:"  @( 'break' | 'continue' )"`
+	Return bool        `parser:"| ( @'return'"`
+	Ret    *gExpr      `parser:"    @@? )"` // return's value (bpftrace 0.26)
 	Let    *gLet       `parser:"| @@"`
 	Expr   *gExpr      `parser:"| @@"`
 	AsgOp  asgOperator `parser:"  ( @@"`

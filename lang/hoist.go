@@ -10,13 +10,99 @@ import "reflect"
 // statements and plain expressions.
 //
 // The hoisting keeps bpftrace's order of evaluation for statements and
-// operands; what it cannot keep is a block expression whose evaluation
-// is conditional (an operand of && || ?:, a while condition), whose
-// statements run once, before the statement, whatever the condition.
+// operands. A block expression whose evaluation is conditional (the right
+// operand of && and ||, a branch of ?:) becomes an if statement setting a
+// hidden variable, so its statements run only when the operand is
+// evaluated; what it cannot keep is one in a while condition, whose
+// statements run once, before the loop.
 
 type hoister struct {
 	diags   *Diagnostics
 	pending []Stmt
+	n       int // hidden variables made so far
+}
+
+// sub hoists e on its own: its value and the statements it needs, which
+// stay out of h.pending.
+func (h *hoister) sub(e Expr, void bool) (Expr, []Stmt) {
+	saved := h.pending
+	h.pending = nil
+	var v Expr
+	if void {
+		v = h.exprOrVoid(e)
+	} else {
+		v = h.expr(e)
+	}
+	stmts := h.pending
+	h.pending = saved
+	return v, stmts
+}
+
+func (h *hoister) hidden(at Loc) *VarExpr {
+	h.n++
+	return &VarExpr{Loc: at, Name: "$__cond_" + itoa(h.n)}
+}
+
+// conditional hoists `x && y`, `x || y` and `c ? t : e` whose conditional
+// operands need statements: `let $v = false; if (x) { ys; if (y) { $v =
+// true } }` (|| sets $v when x is true, else tries y), and `let $v; if (c)
+// { ts; $v = t } else { es; $v = e }`. ok is false for other expressions.
+func (h *hoister) conditional(e Expr) (Expr, bool) {
+	switch e := e.(type) {
+	case *BinaryExpr:
+		if e.Op != "&&" && e.Op != "||" {
+			return nil, false
+		}
+		x := h.expr(e.X)
+		y, ys := h.sub(e.Y, false)
+		if len(ys) == 0 {
+			e.X, e.Y = x, y
+			return e, true
+		}
+		v := h.hidden(e.Loc)
+		ref := func() *VarExpr { return &VarExpr{Loc: v.Loc, Name: v.Name} }
+		set := func() Stmt { return &AssignStmt{Loc: e.Loc, Lhs: ref(), Op: "=", Rhs: &BoolLit{Loc: e.Loc, Value: true}} }
+		tryY := append(ys, &IfStmt{Loc: e.Loc, Cond: y, Then: &Block{Loc: e.Loc, Stmts: []Stmt{set()}}})
+		var ifx *IfStmt
+		if e.Op == "&&" {
+			ifx = &IfStmt{Loc: e.Loc, Cond: x, Then: &Block{Loc: e.Loc, Stmts: tryY}}
+		} else {
+			ifx = &IfStmt{Loc: e.Loc, Cond: x, Then: &Block{Loc: e.Loc, Stmts: []Stmt{set()}},
+				Else: &Block{Loc: e.Loc, Stmts: tryY}}
+		}
+		h.pending = append(h.pending, &VarDeclStmt{Loc: e.Loc, Var: v, Init: &BoolLit{Loc: e.Loc, Value: false}}, ifx)
+		return ref(), true
+	case *TernaryExpr:
+		c := h.expr(e.Cond)
+		t, ts := h.sub(e.Then, false)
+		f, fs := h.sub(e.Else, false)
+		if len(ts) == 0 && len(fs) == 0 {
+			e.Cond, e.Then, e.Else = c, t, f
+			return e, true
+		}
+		v := h.hidden(e.Loc)
+		ref := func() *VarExpr { return &VarExpr{Loc: v.Loc, Name: v.Name} }
+		h.pending = append(h.pending, &VarDeclStmt{Loc: e.Loc, Var: v}, &IfStmt{Loc: e.Loc, Cond: c,
+			Then: &Block{Loc: e.Loc, Stmts: append(ts, &AssignStmt{Loc: e.Loc, Lhs: ref(), Op: "=", Rhs: t})},
+			Else: &Block{Loc: e.Loc, Stmts: append(fs, &AssignStmt{Loc: e.Loc, Lhs: ref(), Op: "=", Rhs: f})}})
+		return ref(), true
+	}
+	return nil, false
+}
+
+// ternaryStmt hoists a ?: used as a statement whose branches need
+// statements: `if (c) { ts; t } else { es; e }`.
+func (h *hoister) ternaryStmt(e *TernaryExpr) Stmt {
+	c := h.expr(e.Cond)
+	t, ts := h.sub(e.Then, true)
+	f, fs := h.sub(e.Else, true)
+	if len(ts) == 0 && len(fs) == 0 {
+		e.Cond, e.Then, e.Else = c, t, f
+		return nil
+	}
+	return &IfStmt{Loc: e.Loc, Cond: c,
+		Then: &Block{Loc: e.Loc, Stmts: append(ts, &ExprStmt{Loc: e.Loc, X: t})},
+		Else: &Block{Loc: e.Loc, Stmts: append(fs, &ExprStmt{Loc: e.Loc, X: f})}}
 }
 
 func hoistProgram(p *Program, diags *Diagnostics) {
@@ -50,6 +136,13 @@ func (h *hoister) stmts(list []Stmt) []Stmt {
 			if be, ok := s.X.(*BlockExpr); ok && be.Value == nil {
 				h.pending = append(h.pending, h.stmts(be.Stmts)...)
 				keep = false
+				break
+			}
+			if te, ok := s.X.(*TernaryExpr); ok {
+				if st := h.ternaryStmt(te); st != nil {
+					h.pending = append(h.pending, st)
+					keep = false
+				}
 				break
 			}
 			s.X = h.exprOrVoid(s.X)
@@ -120,6 +213,9 @@ func (h *hoister) expr(e Expr) Expr {
 			return &IntLit{Loc: be.Loc, Text: "0"}
 		}
 		return h.expr(be.Value)
+	}
+	if v, ok := h.conditional(e); ok {
+		return v
 	}
 	h.children(reflect.ValueOf(e).Elem())
 	return e
@@ -235,7 +331,7 @@ func rangeLoop(s *ForStmt, n int) Stmt {
 	}
 	fix(s.Body.Stmts)
 	body := &Block{Loc: s.Body.Loc, Stmts: append(s.Body.Stmts, inc())}
-	loop := &WhileStmt{Loc: s.Loc, Cond: &BinaryExpr{Loc: s.Loc, Op: "<", X: v(), Y: end()}, Body: body}
+	loop := &WhileStmt{Loc: s.Loc, Cond: &BinaryExpr{Loc: s.Loc, Op: "<", X: v(), Y: end()}, Body: body, From: s.From, To: s.To}
 	return &BlockStmt{Loc: s.Loc, Body: &Block{Loc: s.Loc, Stmts: []Stmt{
 		&VarDeclStmt{Loc: s.Var.Loc, Var: v(), Init: s.From},
 		&VarDeclStmt{Loc: s.To.Span().loc(), Var: end(), Init: s.To},

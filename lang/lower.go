@@ -23,6 +23,25 @@ type lowerer struct {
 
 	macros    map[string]*macroDef // the script's macros (macro.go)
 	expansion int                  // expansions so far, for hygienic names
+	elvis     int                  // hidden variables of `a ?: b`
+}
+
+// pureExpr reports whether evaluating e twice is as evaluating it once:
+// no calls, increments or block expressions.
+func pureExpr(e Expr) bool {
+	pure := true
+	Inspect(e, func(n Node) bool {
+		switch n := n.(type) {
+		case *CallExpr, *BlockExpr:
+			pure = false
+		case *UnaryExpr:
+			if n.Op == "++" || n.Op == "--" {
+				pure = false
+			}
+		}
+		return pure
+	})
+	return pure
 }
 
 func (l *lowerer) span(toks []lexer.Token) Span {
@@ -321,8 +340,19 @@ func (l *lowerer) simple(g *gSimple) Stmt {
 	sp := l.span(g.Tokens) // without the ';' (gStmtItem.End)
 	switch {
 	case g.Jump != "":
-		k := map[string]JumpKind{"break": Break, "continue": Continue, "return": Return}[g.Jump]
+		k := map[string]JumpKind{"break": Break, "continue": Continue}[g.Jump]
 		return &JumpStmt{Loc: Loc(sp), Kind: k}
+	case g.Return:
+		j := &JumpStmt{Loc: Loc(sp), Kind: Return}
+		if g.Ret != nil {
+			j.Value = l.expr(g.Ret)
+			if len(g.Ret.Tokens) > 0 {
+				t := g.Ret.Tokens[0]
+				j.ValueTok = tokenName(token{kind: kindOf(t), val: t.Value})
+				j.ValueTokSpan = l.tokSpan(t)
+			}
+		}
+		return j
 	case g.Let != nil:
 		d := &VarDeclStmt{Loc: Loc(sp), Var: &VarExpr{Loc: Loc(l.span(g.Let.Var.Tokens)), Name: g.Let.Var.Name}}
 		if g.Let.Type != nil {
@@ -417,9 +447,20 @@ func (l *lowerer) expr(g *gExpr) Expr {
 		var then Expr
 		if g.Alts[i].Then != nil {
 			then = l.expr(g.Alts[i].Then)
-		} else {
-			// `a ?: b` is `a ? a : b` (a is evaluated again when true).
+		} else if pureExpr(c) {
+			// `a ?: b` is `a ? a : b`.
 			then = cloneNode(c).(Expr)
+		} else {
+			// a has effects: evaluated once, into a hidden variable,
+			// `{ let $v = a; $v ? $v : b }`.
+			l.elvis++
+			at := Loc(c.Span())
+			name := "$__elvis_" + itoa(l.elvis)
+			ref := func() *VarExpr { return &VarExpr{Loc: at, Name: name} }
+			sp := Loc(Join(c.Span(), res.Span()))
+			res = &BlockExpr{Loc: sp, Stmts: []Stmt{&VarDeclStmt{Loc: at, Var: ref(), Init: c}},
+				Value: &TernaryExpr{Loc: sp, Cond: ref(), Then: ref(), Else: res}}
+			continue
 		}
 		res = &TernaryExpr{Loc: Loc(Join(c.Span(), res.Span())), Cond: c, Then: then, Else: res}
 	}

@@ -57,6 +57,8 @@ func Inspect(n Node, f func(Node) bool) {
 	case *WhileStmt:
 		expr(n.Cond)
 		block(n.Body)
+	case *JumpStmt:
+		expr(n.Value)
 	case *ForStmt:
 		expr(n.Var)
 		if n.Map != nil {

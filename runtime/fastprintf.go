@@ -107,7 +107,7 @@ func compileFast(ev *compiler.Event) *fastFormat {
 			}
 			s.size, s.signed = t.Size, t.Signed
 		case types.String:
-			if s.Verb != 's' || t.Size <= 0 {
+			if s.Verb != 's' || t.Size <= 0 || t.Trunc { // the trailer: the general path
 				return nil
 			}
 			s.size, s.str = t.Size, true

@@ -170,7 +170,7 @@ func (l *Loaded) ClearMap(ms *compiler.MapSpec) error {
 		return l.ZeroMap(ms)
 	}
 	if u := ms.User; u != nil && len(u.KeyParts) == 0 && u.Value != nil && u.Value.Kind.IsAggregation() &&
-		u.Value.Kind != types.Hist && u.Value.Kind != types.Lhist {
+		u.Value.Kind != types.Hist && u.Value.Kind != types.Lhist && u.Value.Kind != types.Tseries {
 		// bpftrace keeps a cleared key-less aggregation as its zero value
 		// (`@: 0`), while a cleared key-less scalar disappears. A hist's
 		// entries are its buckets: cleared, it has none and prints

@@ -112,7 +112,11 @@ func (t *TextPrinter) Event(ev *compiler.Event, payload []byte) error {
 		b, rerr := readCat(path, limit)
 		if rerr != nil {
 			// bpftrace reports and goes on.
-			fmt.Fprintf(os.Stderr, "ERROR: failed to open file '%s': %s\n", path, strerror(unwrapPathErr(rerr)))
+			if t.P.Compat.CatErrorParens() {
+				fmt.Fprintf(os.Stderr, "ERROR: failed to open file '%s' (%s)\n", path, strerror(unwrapPathErr(rerr)))
+			} else {
+				fmt.Fprintf(os.Stderr, "ERROR: failed to open file '%s': %s\n", path, strerror(unwrapPathErr(rerr)))
+			}
 			return nil
 		}
 		return t.P.Cat(string(b))
@@ -396,3 +400,9 @@ func strerror(err error) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// IsJSON reports whether the output is JSON (-f json).
+func (t *TextPrinter) IsJSON() bool { return t.P.IsJSON() }
+
+// AttachedRecord is the JSON attached_probes record.
+func (t *TextPrinter) AttachedRecord(n int) string { return t.P.AttachedRecord(n) }

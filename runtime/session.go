@@ -694,6 +694,15 @@ func (s *session) attachMessage(n int) error {
 	if s.opts.Quiet {
 		return nil
 	}
+	if j, ok := s.opts.Printer.(interface {
+		IsJSON() bool
+		AttachedRecord(int) string
+	}); ok && j.IsJSON() && s.opts.Compat.AttachedAfter() {
+		if pre, ok := s.opts.Stdout.(interface{ Prepend([]byte) error }); ok {
+			// BEGIN's output, held until now, follows the record.
+			return pre.Prepend([]byte(j.AttachedRecord(n)))
+		}
+	}
 	if ap, ok := s.opts.Printer.(interface{ AttachedProbes(int) error }); ok {
 		// The printer knows the output format (text or JSON) and the
 		// version's wording; in text, 0.26's line goes to stderr.

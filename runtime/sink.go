@@ -41,6 +41,24 @@ func (o *Output) Hold() {
 	o.mu.Unlock()
 }
 
+// Prepend puts b before what is held (or writes it when not holding): the
+// JSON attached_probes record, printed once attached, precedes BEGIN's
+// output.
+func (o *Output) Prepend(b []byte) error {
+	o.mu.Lock()
+	if o.holding {
+		rest := append([]byte(nil), o.held.Bytes()...)
+		o.held.Reset()
+		o.held.Write(b)
+		o.held.Write(rest)
+		o.mu.Unlock()
+		return nil
+	}
+	o.mu.Unlock()
+	_, err := o.Write(b)
+	return err
+}
+
 // Release writes what was held, in order, and ends holding.
 func (o *Output) Release() error {
 	o.mu.Lock()

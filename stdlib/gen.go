@@ -82,6 +82,9 @@ type Gen interface {
 	MapCall(c *Call) error
 	// Return emits the program's exit (return 0).
 	Return()
+	// MarkExited records that exit() ran: the other probes stop at once
+	// (compat.ExitGate).
+	MarkExited()
 	// MapRef emits dst = pointer to the internal map named name, creating
 	// it from spec on first use (key/value sizes, type).
 	MapRef(dst asm.Register, name string, spec InternalMap)
@@ -169,7 +172,12 @@ type AggOp struct {
 	// from the argument in register arg into register dst (both callee-
 	// saved; R0-R5 may be clobbered).
 	Bucket func(g Gen, dst, arg asm.Register) error
-	// ValueSize is the map value's size in bytes (8 or 16).
+	// Aux, if set, computes a second value (tseries: the timestamp) into
+	// register dst (callee-saved) before the lookup; Bucket then gets it
+	// instead of the argument, and UpdateAux/InitAux replace Update/Init.
+	Aux                func(g Gen, dst asm.Register) error
+	UpdateAux, InitAux func(g Gen, ptr, arg, aux asm.Register)
+	// ValueSize is the map value's size in bytes (8, 16 or 24).
 	ValueSize int
 	// Update emits the in-place update of the value at ptr (a map value
 	// pointer in a scratch register) with the argument in arg (if any);

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 
+	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 )
 
@@ -77,7 +78,100 @@ func init() {
 		return g.Aggregate(c, AggOp{Kind: types.Lhist, Arg: c.Args[0], ValueSize: 8,
 			Bucket: linearBucket(min, max, step), Update: addImm(0, 1), Init: storeImm(1)})
 	}
+	Gens["tseries"] = genTseries
 	attachGens()
+}
+
+// genTseries: the key is the user key and the interval's slot (epoch %
+// num_intervals, epoch = timestamp / interval); the per-CPU value is
+// [0:8] value, [8:16] meta (the last value's timestamp; avg: the count),
+// [16:24] epoch, bpftrace's layout. A slot holding an older epoch starts
+// over. The clock is CLOCK_TAI (bpftrace), or the dummy map bpftrace's
+// tests name (BPFTRACE_DUMMY_TS_MAP, the call's last argument).
+func genTseries(g Gen, c *Call) error {
+	t := c.Expr.Type()
+	if t == nil || t.Kind != types.Tseries {
+		return fmt.Errorf("tseries() has no type")
+	}
+	interval, n, agg := t.Lhist[0], t.Lhist[1], t.Lhist[2]
+	if interval <= 0 || n <= 0 {
+		return fmt.Errorf("tseries() interval %d, num_intervals %d are invalid", interval, n)
+	}
+	var dummy lang.Expr
+	if k := len(c.Args); k > 3 {
+		if m, ok := c.Args[k-1].(*lang.MapExpr); ok {
+			dummy = m
+		}
+	}
+	epoch := func(g Gen, dst, ts asm.Register) {
+		g.Emit(asm.Mov.Reg(dst, ts), asm.LoadImm(asm.R2, interval, asm.DWord), asm.Div.Reg(dst, asm.R2))
+	}
+	reset := func(g Gen, ptr, arg, aux asm.Register) {
+		g.Emit(asm.StoreMem(ptr, 0, arg, asm.DWord))
+		switch agg {
+		case types.TseriesLast:
+			g.Emit(asm.StoreMem(ptr, 8, aux, asm.DWord))
+		case types.TseriesAvg:
+			g.Emit(StImm(ptr, 8, 1, asm.DWord))
+		default:
+			g.Emit(StImm(ptr, 8, 0, asm.DWord))
+		}
+		g.Emit(asm.StoreMem(ptr, 16, asm.R1, asm.DWord))
+	}
+	lt, gt := asm.JLE, asm.JGE
+	if t.Signed {
+		lt, gt = asm.JSLE, asm.JSGE
+	}
+	return g.Aggregate(c, AggOp{Kind: types.Tseries, Arg: c.Args[0], ValueSize: 24,
+		Aux: func(g Gen, dst asm.Register) error {
+			if dummy != nil {
+				r, err := g.EvalInt(dummy)
+				if err != nil {
+					return err
+				}
+				g.Emit(asm.Mov.Reg(dst, r))
+				g.Free(r)
+				return nil
+			}
+			g.Emit(asm.FnKtimeGetTaiNs.Call(), asm.Mov.Reg(dst, asm.R0))
+			return nil
+		},
+		Bucket: func(g Gen, dst, ts asm.Register) error {
+			epoch(g, dst, ts)
+			g.Emit(asm.LoadImm(asm.R2, n, asm.DWord), asm.Mod.Reg(dst, asm.R2))
+			return nil
+		},
+		InitAux: func(g Gen, ptr, arg, aux asm.Register) {
+			epoch(g, asm.R1, aux)
+			reset(g, ptr, arg, aux)
+		},
+		UpdateAux: func(g Gen, ptr, arg, aux asm.Register) {
+			same, done := g.Label("tssame"), g.Label("tsdone")
+			epoch(g, asm.R1, aux)
+			g.Emit(asm.LoadMem(asm.R2, ptr, 16, asm.DWord), asm.JEq.Reg(asm.R2, asm.R1, same))
+			reset(g, ptr, arg, aux)
+			g.Emit(asm.Ja.Label(done))
+			g.Place(same)
+			switch agg {
+			case types.TseriesLast:
+				g.Emit(asm.StoreMem(ptr, 0, arg, asm.DWord), asm.StoreMem(ptr, 8, aux, asm.DWord))
+			case types.TseriesAvg:
+				addArg(0)(g, ptr, arg)
+				addImm(8, 1)(g, ptr, arg)
+			case types.TseriesSum:
+				addArg(0)(g, ptr, arg)
+			case types.TseriesMin, types.TseriesMax:
+				keep := lt // keep the current value when cur <= arg
+				if agg == types.TseriesMax {
+					keep = gt
+				}
+				g.Emit(asm.LoadMem(asm.R1, ptr, 0, asm.DWord), keep.Reg(asm.R1, arg, done),
+					asm.StoreMem(ptr, 0, arg, asm.DWord))
+			}
+			g.Place(done)
+			g.Emit(asm.Mov.Reg(asm.R1, asm.R1))
+		},
+	})
 }
 
 func addImm(off int16, v int32) func(g Gen, ptr, arg asm.Register) {

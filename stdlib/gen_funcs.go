@@ -37,6 +37,7 @@ func init() {
 		if _, err := g.Event(EvExit, "", "", c.Args); err != nil {
 			return err
 		}
+		g.MarkExited()
 		g.Return()
 		return nil
 	}
@@ -291,7 +292,31 @@ func genStr(g Gen, c *Call) error {
 		g.Place(big + "_nz")
 		g.Free(n)
 	}
-	g.Emit(asm.Mov.Reg(asm.R3, src), fn.Call())
+	if t == nil || !t.Trunc {
+		g.Emit(asm.Mov.Reg(asm.R3, src), fn.Call())
+		g.Free(src)
+		return nil
+	}
+	// bpftrace 0.26's trailer: when the read filled the buffer, the
+	// source's next character replaces the NUL: a NUL again when the
+	// string fits exactly, else the buffer holds size characters (printed
+	// with "..").
+	buf, err := g.Hold(asm.R1)
+	if err != nil {
+		return err
+	}
+	done := g.Label("strfit")
+	g.Emit(asm.Mov.Reg(asm.R3, src), fn.Call(), asm.JNE.Imm(asm.R0, int32(size), done),
+		asm.Mov.Reg(asm.R1, buf), asm.Add.Imm(asm.R1, int32(size-1)), asm.Mov.Imm(asm.R2, 1),
+		asm.Mov.Reg(asm.R3, src), asm.Add.Imm(asm.R3, int32(size-1)))
+	if fn == asm.FnProbeReadUserStr {
+		g.Emit(asm.FnProbeReadUser.Call())
+	} else {
+		g.Emit(asm.FnProbeReadKernel.Call())
+	}
+	g.Place(done)
+	g.Emit(asm.Mov.Reg(asm.R0, asm.R0))
+	g.Free(buf)
 	g.Free(src)
 	return nil
 }

@@ -53,6 +53,7 @@ var KernelHelpers = map[asm.BuiltinFunc]KernelHelper{
 	asm.FnPerCpuPtr:                  {"bpf_per_cpu_ptr", "5.10"},
 	asm.FnThisCpuPtr:                 {"bpf_this_cpu_ptr", "5.10"},
 	asm.FnForEachMapElem:             {"bpf_for_each_map_elem", "5.13"},
+	asm.FnLoop:                       {"bpf_loop", "5.17"},
 	asm.FnGetFuncIp:                  {"bpf_get_func_ip", "5.15"},
 	asm.FnGetAttachCookie:            {"bpf_get_attach_cookie", "5.15"}, // probe under wildcards
 	asm.FnMapLookupPercpuElem:        {"bpf_map_lookup_percpu_elem", "5.19"},

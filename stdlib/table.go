@@ -176,7 +176,7 @@ func TypeName(t *types.Type) string {
 		return "(" + strings.Join(parts, ",") + ")"
 	case types.Buffer:
 		return fmt.Sprintf("buffer[%d]", t.Size+1)
-	case types.Count, types.Sum, types.Min, types.Max, types.Avg, types.Stats, types.Hist, types.Lhist:
+	case types.Count, types.Sum, types.Min, types.Max, types.Avg, types.Stats, types.Hist, types.Lhist, types.Tseries:
 		return t.Kind.String()
 	case types.Ctx:
 		return "ctx"

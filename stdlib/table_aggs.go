@@ -57,10 +57,61 @@ var _ = rows(
 			}
 			return t
 		}},
+	&Builtin{Name: "tseries", Kind: Agg, Sig: "tseries(int64 n, int64 interval_ns, int64 num_intervals[, string agg])",
+		MinArgs: 3, MaxArgs: 4, Since: "0.24", Helpers: []string{"bpf_ktime_get_tai_ns"},
+		Doc:   "time series of n: num_intervals intervals of interval_ns, each the last value (or avg, max, min, sum)",
+		Check: checkTseries},
 	&Builtin{Name: "lhist", Kind: Agg, Sig: "lhist(int64 n, int64 min, int64 max, int64 step)",
 		MinArgs: 4, MaxArgs: 4, Doc: "linear histogram of values in [min, max) by step",
 		Check: checkLhist},
 )
+
+// TseriesMaxIntervals bounds tseries()'s num_intervals (one map entry
+// per interval and key).
+const TseriesMaxIntervals = 1000000
+
+var tseriesAggs = map[string]int64{"avg": types.TseriesAvg, "max": types.TseriesMax, "min": types.TseriesMin, "sum": types.TseriesSum}
+
+func checkTseries(c Checker, call *Call) *types.Type {
+	a := call.Args[0].Type()
+	if !invalid(a) && !isInt(a) {
+		c.Errorf(call.Expr, "tseries() only supports integer arguments (%s provided)", KindOfValue(a))
+		return types.InvalidType
+	}
+	interval, ok := c.ConstInt(call.Args[1])
+	if !ok {
+		c.Errorf(call.Expr, "tseries() interval_ns must be an integer literal or a duration (1ms, 5s)")
+		return types.InvalidType
+	}
+	if interval <= 0 {
+		c.Errorf(call.Expr, "tseries() interval_ns must be >= 1 (%d provided)", interval)
+		return types.InvalidType
+	}
+	n, ok := c.ConstInt(call.Args[2])
+	if !ok {
+		c.Errorf(call.Expr, "tseries() num_intervals must be an integer literal")
+		return types.InvalidType
+	}
+	if n <= 0 || n > TseriesMaxIntervals {
+		c.Errorf(call.Expr, "tseries() num_intervals must be >= 1 and <= %d (%d provided)", TseriesMaxIntervals, n)
+		return types.InvalidType
+	}
+	agg := int64(types.TseriesLast)
+	if len(call.Args) > 3 {
+		if _, dummy := call.Args[3].(*lang.MapExpr); !dummy {
+			s, ok := c.ConstStr(call.Args[3])
+			code, known := tseriesAggs[s]
+			if !ok || !known {
+				c.Errorf(call.Expr, "tseries() expects one of the following aggregation functions: avg, max, min, sum (\"%s\" provided)", s)
+				return types.InvalidType
+			}
+			agg = code
+		}
+	}
+	t := types.Agg(types.Tseries, a == nil || a.Signed || a.Kind != types.Int)
+	t.Lhist = [3]int64{interval, n, agg}
+	return t
+}
 
 func checkLhist(c Checker, call *Call) *types.Type {
 	a := call.Args[0].Type()

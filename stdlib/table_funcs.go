@@ -186,7 +186,11 @@ var _ = rows(
 					}
 				}
 			}
-			return types.StringType(n)
+			t := types.StringType(n)
+			if _, pos := a.(*lang.PositionalExpr); len(call.Args) == 1 && !pos && c.Compat().StrTruncTrailer() {
+				t.Trunc = true
+			}
+			return t
 		}},
 	&Builtin{Name: "buf", Kind: Func, Sig: "buf(void *d[, int length])", MinArgs: 1, MaxArgs: 2,
 		Helpers: []string{"bpf_probe_read_kernel", "bpf_probe_read_user"},

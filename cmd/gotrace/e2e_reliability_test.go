@@ -47,7 +47,7 @@ func TestBadSettingsRefused(t *testing.T) {
 	for _, c := range []struct{ env, want string }{
 		{"GOTRACE_MAP_KEYS_MAX=abc", "ERROR: Env var 'GOTRACE_MAP_KEYS_MAX' did not contain a valid uint64_t, or was zero-valued.\n"},
 		{"BPFTRACE_MAX_MAP_KEYS=0", "ERROR: Env var 'BPFTRACE_MAX_MAP_KEYS' did not contain a valid uint64_t, or was zero-valued.\n"},
-		{"GOTRACE_STRLEN=100000", "ERROR: 'GOTRACE_STRLEN' 100000 exceeds the maximum of 4096 bytes.\n"},
+		{"GOTRACE_STRLEN=100000", "ERROR: 'GOTRACE_STRLEN' 100000 exceeds the maximum of 16384 bytes.\n"},
 		{"GOTRACE_PERF_RB_PAGES=3", "ERROR: 'GOTRACE_PERF_RB_PAGES' 3 is not a power of 2 (the ring buffer's size must be one).\n"},
 		{"GOTRACE_MAX_PROBES=-1", "ERROR: Env var 'GOTRACE_MAX_PROBES' did not contain a valid uint64_t, or was zero-valued.\n"},
 		{"GOTRACE_SYSCALL_TRACEPOINTS=bogus", "ERROR: 'GOTRACE_SYSCALL_TRACEPOINTS' must be 'auto', 'raw' or 'perf', got 'bogus'.\n"},

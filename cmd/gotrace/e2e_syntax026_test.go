@@ -33,6 +33,15 @@ func TestSyntax026Output(t *testing.T) {
 		{"range with continue", `begin { for ($i : 1..4) { if ($i == 2) { continue; } print($i); } }`, "1\n3\n\n\n", ""},
 		{"range without parentheses", `begin { $s = 2; for $i : $s..$s + 3 { print($i); } }`, "2\n3\n4\n\n\n", ""},
 		{"empty range", `begin { for ($i : 5..5) { print("here"); } print("done"); }`, "done\n\n\n", ""},
+		// Bounds that are not constants: bpf_loop (bpftrace 0.26), the
+		// count taken once, before the first iteration.
+		{"range to a map value", `begin { @m[5] = 4; for ($i : 1..@m[5]) { print($i); } }`, "1\n2\n3\n\n\n@m[5]: 4\n", ""},
+		{"range bound read once", `begin { @a = 3; for ($i : 0..@a) { @a += 1; } }`, "\n\n@a: 6\n", ""},
+		{"range break and continue", `begin { @n = 9; $s = 0; for ($i : 0..@n) { if ($i == 1) { continue; } if ($i == 4) { break; } $s += $i; } print($s); }`, "5\n\n\n@n: 9\n", ""},
+		{"range backwards is empty", `begin { @n = -2; for ($i : 0..@n) { print($i); } print("done"); }`, "done\n\n\n@n: -2\n", ""},
+		{"return in nested loops", `begin { @m = 3; for ($i : 1..@m) { for ($j : 0..@m) { if ($j == 2) { printf("ret %d %d\n", $i, $j); return; } } } print("end"); }`, "ret 1 2\n\n\n@m: 3\n", ""},
+		{"return in a map loop", `begin { @map["foo"] = 1; @map["bar"] = 2; for ($kv : @map) { if ($kv.0 == "bar") { print($kv.0); return; } } print("end"); }`, "bar\n\n\n@map[foo]: 1\n@map[bar]: 2\n", ""},
+		{"return with a value", `begin { $a = 1; print($a); return $a + 1; print(2); }`, "1\n\n\n", ""},
 		{"conditions without parentheses", `begin { $x = 3; if $x > 2 { print("big"); } else if $x == 1 { print("one") } $i = 0; while $i < 3 { $i++; } print($i); }`, "big\n3\n\n\n", ""},
 		{"C fixed-width type names", `begin { print(sizeof(uint64_t)); print((uint8_t)257); print((int16_t)-1); }`, "8\n1\n-1\n\n\n", ""},
 		{"typeof", `macro add(x) { let $y: typeof(x); if (true) { $y = 1 } x + $y } begin { print(add(1)); $s = "abc"; let $t: typeof($s) = "xy"; print($t); $n = (uint8)3; $m = (typeof($n))300; print($m); }`, "2\nxy\n44\n\n\n", ""},
@@ -45,6 +54,18 @@ func TestSyntax026Output(t *testing.T) {
 		{"config print_maps_on_exit", `config = { print_maps_on_exit = 0 } begin { @x = 1; }`, "", ""},
 		{"declared hash is full", `let @a = hash(1); begin { @a[1] = 1; @a[2] = 2; }`, "\n\n@a[1]: 1\n", "WARNING: Map full; can't update element"},
 		{"declared lruhash evicts", `let @a = lruhash(1); begin { @a[1] = 1; @a[2] = 2; }`, "\n\n@a[2]: 2\n", ""},
+		// A block expression in a conditional operand runs only when the
+		// operand is evaluated; `a ?: b` evaluates a once.
+		{"block in && and ||", `begin { if (0 && { printf("Y"); 1 }) { print("no"); } if (1 && { printf("X"); 1 }) { print("and"); } if (1 || { printf("W"); 0 }) { print("or"); } $v = 0 || { printf("V"); 1 }; print($v); }`, "Xand\nor\nVtrue\n\n\n", ""},
+		{"block in ?: branches", `begin { $c = 0 ? { printf("Z"); 1 } : 2; print($c); $s = 1 ? { printf("S"); "yes" } : { printf("N"); "no" }; print($s); 1 ? { printf("T\n") } : { printf("F\n") }; }`, "2\nSyes\nT\n\n\n", ""},
+		{"elvis evaluates once", `begin { $b = ({ printf("C"); 3 }) ?: { printf("D"); 7 }; print($b); @x = 0; $c = (@x++) ?: 9; print(($c, @x)); }`, "C3\n(9, 1)\n\n\n@x: 1\n", ""},
+		{"no probe runs after exit", `i:ms:1 { @n++; if (@n == 3) { exit(); } } end { printf("end %d\n", @n); }`, "end 3\n\n\n@n: 3\n", ""},
+		{"string index at run time", `begin { $s = "hello"; $i = 1; print($s[$i]); $i = 10; print($s[$i]); $i = 4; printf("%c\n", $s[$i]); }`, "101\n0\no\n\n\n", ""},
+		// Small 0.26 semantics (the 0.17 forms: --compat 0.17 below).
+		{"probe in begin and end", `begin { printf("%s", probe); } end { printf("-%s\n", probe); }`, "begin-end\n\n\n", ""},
+		{"enum constant is 64-bit", `begin { print(sizeof(BTF_VAR_STATIC)); print(BTF_VAR_GLOBAL_EXTERN); }`, "8\nBTF_VAR_GLOBAL_EXTERN\n\n\n", ""},
+		{"declared array of pointers", `begin { let $x: struct file *[64] = curtask->files->fd_array; print(sizeof($x)); }`, "512\n\n\n", ""},
+		{"cat of a missing file", `begin { cat("/does/not/exist/file"); }`, "\n\n", "ERROR: failed to open file '/does/not/exist/file' (No such file or directory)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -57,6 +78,24 @@ func TestSyntax026Output(t *testing.T) {
 				t.Errorf("stderr lacks %q:\n%s", c.stderr, r.Stderr)
 			}
 		})
+	}
+}
+
+// TestSmall026Compat017: under --compat 0.17 the same scripts print as
+// bpftrace 0.17 does: BEGIN/END in upper case, cat's error with a colon.
+func TestSmall026Compat017(t *testing.T) {
+	testkit.Require(t, testkit.Root, testkit.BPF)
+	r := gt(t, 20*time.Second, "--compat", "0.17", "-e", `BEGIN { printf("%s", probe); } END { printf("-%s\n", probe); } BEGIN { exit(); }`)
+	if !strings.Contains(r.Stdout, "BEGIN-END\n") {
+		t.Errorf("probe in BEGIN/END under 0.17: %q", r.Stdout)
+	}
+	r = gt(t, 20*time.Second, "--compat", "0.17", "-e", `BEGIN { cat("/does/not/exist/file"); exit(); }`)
+	if !strings.Contains(r.Stderr, "ERROR: failed to open file '/does/not/exist/file': No such file or directory") {
+		t.Errorf("cat error under 0.17: %q", r.Stderr)
+	}
+	r = gt(t, 20*time.Second, "--compat", "0.26", "-f", "json", "-e", `begin { print((1, 2)); }`)
+	if !strings.HasPrefix(r.Stdout, `{"type": "attached_probes", "data": {"probes": 1}}`+"\n"+`{"type": "value", "data": [1,2]}`) {
+		t.Errorf("-f json: the attached_probes record, then BEGIN's output: %q", r.Stdout)
 	}
 }
 

@@ -25,9 +25,10 @@ type settings struct {
 // Limits of the settings. Each bound is one the kernel or gotrace's design
 // sets, named in the error that refuses a value beyond it.
 const (
-	// maxStrLen: strings live in a per-CPU scratch map whose value is at
-	// most 32 KiB; a few strings of 4 KiB fit.
-	maxStrLen = 4096
+	// maxStrLen: strings up to 4 KiB live in a per-CPU scratch map (whose
+	// value is at most 32 KiB); longer ones (bpftrace 0.26 allows them)
+	// in an array with a slot per CPU (compiler.bigScratch).
+	maxStrLen = 1 << 14
 	// maxMapKeys: a keyed map's capacity (the kernel's hash maps allow
 	// more, but a hostile setting must not reserve unbounded memory).
 	maxMapKeys = 1 << 24

@@ -25,7 +25,7 @@ func TestReadSettings(t *testing.T) {
 		{map[string]string{"GOTRACE_MAP_KEYS_MAX": "-1"}, "'GOTRACE_MAP_KEYS_MAX' did not contain a valid uint64_t", nil},
 		{map[string]string{"BPFTRACE_MAP_KEYS_MAX": "0"}, "'BPFTRACE_MAP_KEYS_MAX' did not contain a valid uint64_t", nil},
 		{map[string]string{"GOTRACE_MAP_KEYS_MAX": "99999999999"}, "exceeds the maximum of 16777216 keys", nil},
-		{map[string]string{"GOTRACE_STRLEN": "100000"}, "'GOTRACE_STRLEN' 100000 exceeds the maximum of 4096 bytes.", nil},
+		{map[string]string{"GOTRACE_STRLEN": "100000"}, "'GOTRACE_STRLEN' 100000 exceeds the maximum of 16384 bytes.", nil},
 		{map[string]string{"GOTRACE_STRLEN": "200"}, "", func(s *settings) bool { return s.strLen == 200 }},
 		{map[string]string{"GOTRACE_MAX_PROBES": "-1"}, "'GOTRACE_MAX_PROBES' did not contain a valid uint64_t", nil},
 		{map[string]string{"GOTRACE_PERF_RB_PAGES": "3"}, "'GOTRACE_PERF_RB_PAGES' 3 is not a power of 2", nil},

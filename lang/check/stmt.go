@@ -116,6 +116,13 @@ func (c *checker) stmt(s lang.Stmt) {
 	case *lang.ForStmt:
 		c.forStmt(s)
 	case *lang.JumpStmt:
+		if s.Value != nil {
+			if c.opts.Compat.Legacy() {
+				c.errHint(s.ValueTokSpan, func() string { return "bpftrace 0.26 added return with a value" }, "syntax error, unexpected %s, expecting }", s.ValueTok)
+			} else {
+				c.expr(s.Value, ctxValue)
+			}
+		}
 		if s.Kind == lang.Break && c.loops == 0 {
 			c.errorf(s, "break used outside of a loop")
 		}
@@ -183,7 +190,7 @@ func (c *checker) forStmt(s *lang.ForStmt) {
 					val = types.U64
 				case types.Sum, types.Min, types.Max:
 					val = types.IntType(8, v.Signed)
-				case types.Avg, types.Stats, types.Hist, types.Lhist:
+				case types.Avg, types.Stats, types.Hist, types.Lhist, types.Tseries:
 					c.errorf(s.Map, "Loop expression does not support type: %s", v.Kind)
 					val = nil
 				}
@@ -526,6 +533,8 @@ func (c *checker) storeMap(st *mapState, m *lang.MapExpr, v *types.Type, at lang
 	} else if old.Kind == types.Hist && old.Lhist != v.Lhist {
 		// hist(n, k): the map's buckets are those of one k.
 		c.errAt(at, "", "Different hist bucket counts (k = %d and k = %d) in a single map unsupported", old.Lhist[0], v.Lhist[0])
+	} else if old.Kind == types.Tseries && old.Lhist != v.Lhist && v.Lhist != [3]int64{} {
+		c.errAt(at, "", "Different tseries parameters (interval, num_intervals, agg) in a single map unsupported")
 	} else {
 		st.info.Value = merge(old, v)
 	}

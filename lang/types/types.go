@@ -49,6 +49,9 @@ const (
 	Stats
 	Hist
 	Lhist
+	// Tseries is tseries(n, interval, num_intervals[, agg]) (bpftrace
+	// 0.24): Lhist holds (interval ns, num_intervals, TseriesAgg*).
+	Tseries
 
 	// Probe is the `probe` builtin: an id of the attach point, printed as
 	// its full name (e.g. "tracepoint:syscalls:sys_enter_read").
@@ -63,7 +66,7 @@ var kindNames = [...]string{
 	Timestamp: "timestamp", MacAddr: "mac_address", CgroupPath: "cgroup_path",
 	Strerror: "strerror", Kaddr: "kaddr",
 	Count: "count", Sum: "sum", Min: "min", Max: "max", Avg: "avg",
-	Stats: "stats", Hist: "hist", Lhist: "lhist", Probe: "probe",
+	Stats: "stats", Hist: "hist", Lhist: "lhist", Tseries: "tseries", Probe: "probe",
 }
 
 func (k Kind) String() string {
@@ -75,7 +78,7 @@ func (k Kind) String() string {
 
 // IsAggregation reports whether values of kind k are aggregations (count(),
 // sum(), hist() ...), which live only in maps.
-func (k Kind) IsAggregation() bool { return k >= Count && k <= Lhist }
+func (k Kind) IsAggregation() bool { return k >= Count && k <= Tseries }
 
 // AddrSpace says which memory a pointer points into.
 type AddrSpace uint8
@@ -175,7 +178,20 @@ type Type struct {
 	Enumerators map[int64]string
 	// Opaque is set on a Record whose layout is unknown (forward declaration).
 	Opaque bool
+	// Trunc is set on the String str(p) reads in bpftrace 0.26: when the
+	// string at p is longer, the buffer holds Size characters and no NUL,
+	// printed with the ".." trailer.
+	Trunc bool
 }
+
+// tseries() aggregation functions (Type.Lhist[2] of a Tseries).
+const (
+	TseriesLast = iota // no agg argument: the last value of each interval
+	TseriesAvg
+	TseriesMax
+	TseriesMin
+	TseriesSum
+)
 
 // Constructors for the common types.
 var (
@@ -250,7 +266,7 @@ func (t *Type) Alignment() int {
 	}
 	switch t.Kind {
 	case Int, Enum, Pointer, Ksym, Usym, Username, Kaddr, Strerror, CgroupPath, Stack, Ctx,
-		Count, Sum, Min, Max, Avg, Stats, Hist, Lhist, Timestamp, Probe:
+		Count, Sum, Min, Max, Avg, Stats, Hist, Lhist, Tseries, Timestamp, Probe:
 		if t.Size >= 8 {
 			return 8
 		}
@@ -378,7 +394,7 @@ func (t *Type) String() string {
 		return "kstack"
 	case Ctx:
 		return "ctx"
-	case Count, Sum, Min, Max, Avg, Stats, Hist, Lhist:
+	case Count, Sum, Min, Max, Avg, Stats, Hist, Lhist, Tseries:
 		return t.Kind.String() + "_t"
 	}
 	return t.Kind.String()

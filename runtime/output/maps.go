@@ -83,8 +83,10 @@ type row struct {
 	uscalar uint64
 	count   int64 // avg/stats
 	total   int64
-	buckets []uint64 // hist/lhist
-	value   Value    // plain values
+	buckets []uint64  // hist/lhist
+	value   Value     // plain values
+	series  []tsPoint // tseries: the intervals with a value, by epoch
+	latest  uint64    // tseries: the map's latest epoch
 }
 
 // Map prints one map (print(@m) or at exit).
@@ -127,6 +129,8 @@ func (p *Printer) Map(m MapData) error {
 				header = name + ": \n" // bpftrace 0.17
 			}
 			elems = append(elems, header+p.histText(vt, r.buckets, uint64(div)))
+		case types.Tseries:
+			elems = append(elems, name+":\n"+p.tseriesText(vt, r))
 		case types.Stats:
 			elems = append(elems, fmt.Sprintf("%s: count %d, average %d, total %d", name, r.count, avgOf(r), r.total))
 		case types.Avg:
@@ -137,7 +141,7 @@ func (p *Printer) Map(m MapData) error {
 	}
 	var out string
 	switch vt.Kind {
-	case types.Hist, types.Lhist:
+	case types.Hist, types.Lhist, types.Tseries:
 		out = strings.Join(elems, "\n") + "\n"
 	case types.Avg, types.Stats:
 		out = strings.Join(elems, "\n") + "\n\n"
@@ -283,6 +287,8 @@ func (p *Printer) jsonMap(m MapData, rows []row, total int, div int64) error {
 	switch vt.Kind {
 	case types.Hist, types.Lhist:
 		typ = "hist"
+	case types.Tseries:
+		typ = "tseries"
 	case types.Avg, types.Stats:
 		typ = "stats"
 	}
@@ -293,6 +299,8 @@ func (p *Printer) jsonMap(m MapData, rows []row, total int, div int64) error {
 		switch vt.Kind {
 		case types.Hist, types.Lhist:
 			val = histJSON(vt, r.buckets, uint64(div))
+		case types.Tseries:
+			val = p.tseriesJSON(vt, r)
 		case types.Stats:
 			val = fmt.Sprintf(`{"count": %d, "average": %d, "total": %d}`, r.count, avgOf(r), r.total)
 		case types.Avg:
@@ -331,6 +339,8 @@ func (p *Printer) rows(m MapData) ([]row, error) {
 	vt := m.Info.Value
 	var rows []row
 	switch vt.Kind {
+	case types.Tseries:
+		return p.tseriesRows(m)
 	case types.Hist, types.Lhist:
 		byKey := map[string]*row{}
 		nb := 65 // log2 buckets: <0, 0, then 2^0 .. 2^62

@@ -149,11 +149,19 @@ func (p *Printer) message(typ, msg string) error {
 	return p.write(msg)
 }
 
+// AttachedRecord is the JSON attached_probes record, with its newline.
+func (p *Printer) AttachedRecord(n int) string {
+	return fmt.Sprintf(`{"type": "attached_probes", "data": {"probes": %d}}`+"\n", n)
+}
+
+// IsJSON reports whether the printer prints JSON (-f json).
+func (p *Printer) IsJSON() bool { return p.format == JSON }
+
 // AttachedProbes prints bpftrace 0.17's "Attaching N probes..." or 0.26's
 // "Attached N probes" (on Notices), or the JSON attached_probes record.
 func (p *Printer) AttachedProbes(n int) error {
 	if p.format == JSON {
-		return p.write(fmt.Sprintf(`{"type": "attached_probes", "data": {"probes": %d}}`+"\n", n))
+		return p.write(p.AttachedRecord(n))
 	}
 	plural := "s"
 	if n == 1 {

@@ -70,7 +70,7 @@ func Decode(t *types.Type, b []byte) (Value, error) {
 			return v, err
 		}
 		v.Bits = readInt(b, size, t.Signed)
-	case types.Count, types.Sum, types.Min, types.Max, types.Avg, types.Stats, types.Hist, types.Lhist:
+	case types.Count, types.Sum, types.Min, types.Max, types.Avg, types.Stats, types.Hist, types.Lhist, types.Tseries:
 		return v, fmt.Errorf("decode %s: aggregations are merged from map entries, not decoded", t)
 	case types.Usym, types.Stack, types.Timestamp:
 		if err := need(16); err != nil {
@@ -102,13 +102,17 @@ func Decode(t *types.Type, b []byte) (Value, error) {
 			return v, err
 		}
 		s := b[:t.Size]
+		full := true
 		for i, c := range s {
 			if c == 0 {
-				s = s[:i]
+				s, full = s[:i], false
 				break
 			}
 		}
 		v.Bytes = append([]byte(nil), s...)
+		if full && t.Trunc {
+			v.Bytes = append(v.Bytes, ".."...) // bpftrace 0.26's trailer
+		}
 	case types.Buffer:
 		if err := need(1); err != nil {
 			return v, err

@@ -58,7 +58,7 @@ func printable(t *types.Type) bool {
 	}
 	switch t.Kind {
 	case types.Invalid, types.None, types.Count, types.Sum, types.Min, types.Max, types.Avg,
-		types.Stats, types.Hist, types.Lhist:
+		types.Stats, types.Hist, types.Lhist, types.Tseries:
 		return false
 	}
 	return true

@@ -225,3 +225,130 @@ func TestSyscallName(t *testing.T) {
 	got, _ := traceHelper(t, syscallNameScript, v26, true, "getpid", "300")
 	expect(t, "syscall_name", got, "read |\n\n\n@[getpid]: 300\n")
 }
+
+// The tseries() scripts: bpftrace's own test hook BPFTRACE_DUMMY_TS_MAP
+// makes @ts the clock, so the intervals are fixed (100ms each, from the
+// Unix epoch, printed in UTC).
+var (
+	tseriesScript = scriptOf("TestTseries", `BEGIN { @ts = (uint64)0; $i = (uint64)0;
+	while ($i < 100) { @a = tseries($i % 10, 100ms, 5); @ts += 10000000; $i++; }
+	@ts = 0; $i = 0;
+	while ($i < 100) { @m = tseries($i % 10, 100ms, 3, "min"); @h = tseries($i % 10, 100ms, 3, "max");
+		@g = tseries($i % 10, 100ms, 3, "avg"); @s = tseries($i % 10, 100ms, 3, "sum"); @ts += 10000000; $i++; }
+	clear(@ts); exit(); }`)
+	tseriesKeysScript = scriptOf("TestTseries", `BEGIN { @ts = (uint64)0; $i = 0;
+	while ($i < 4) { @a["one"] = tseries(-3 + $i, 1s, 6); @ts += 1000000000; $i++; }
+	$i = 0;
+	while ($i < 2) { @a["two"] = tseries(7, 1s, 6); @ts += 1000000000; $i++; }
+	clear(@ts); exit(); }`)
+)
+
+// TestTseries: tseries() as bpftrace 0.26 prints it: a 53-column graph
+// per interval between the series' bounds (widened by one when they are
+// equal, a '.' column at zero when the range spans it, "-" for an interval
+// without a value, from a key's first interval to the map's latest), and
+// in JSON the intervals that hold a value. num_intervals keeps the latest
+// intervals; the aggregation combines the values of one interval.
+func TestTseries(t *testing.T) {
+	requireTracing(t)
+	t.Setenv("BPFTRACE_DUMMY_TS_MAP", "@ts")
+	t.Setenv("TZ", "UTC")
+	graph := func(name, lo, hi, rows string) string {
+		pad := func(s string) string { return s + strings.Repeat(" ", 21-len(s)) }
+		rpad := func(s string) string { return strings.Repeat(" ", 32-len(s)) + s }
+		return name + ":\n" + strings.Repeat(" ", 13) + pad(lo) + rpad(hi) + "\n" +
+			"hh:mm:ss.ms  |" + strings.Repeat("_", 51) + "|\n" + rows +
+			"             v" + strings.Repeat("_", 51) + "v\n" + strings.Repeat(" ", 13) + pad(lo) + rpad(hi) + "\n"
+	}
+	mid := "|" + strings.Repeat(" ", 25) + "*" + strings.Repeat(" ", 25) + "|"
+	left := "*" + strings.Repeat(" ", 51) + "|"
+	rowsOf := func(line, val string, from, to int) string {
+		var sb strings.Builder
+		for i := from; i <= to; i++ {
+			fmt.Fprintf(&sb, "00:00:00.%d00 %s %s\n", i, line, val)
+		}
+		return sb.String()
+	}
+	got := gt26(t, "-e", tseriesScript)
+	want := "\n\n" + graph("@a", "8", "10", rowsOf(mid, "9", 5, 9)) + "\n" +
+		graph("@g", "3", "5", rowsOf(mid, "4", 7, 9)) + "\n" +
+		graph("@h", "8", "10", rowsOf(mid, "9", 7, 9)) + "\n" +
+		graph("@m", "0", "1", rowsOf(left, "0", 7, 9)) + "\n" +
+		graph("@s", "44", "46", rowsOf(mid, "45", 7, 9))
+	expect(t, "tseries text", got, want)
+
+	got = gt26(t, "-e", tseriesKeysScript)
+	// "one": -3 is lost (its interval is epoch 0, which bpftrace reads as
+	// unused: value 0); -2, -1, 0; then "-" up to "two"'s latest interval.
+	line := func(at int, zero int) string {
+		b := []byte("|" + strings.Repeat(" ", 51) + "|")
+		if zero > 0 {
+			b[zero] = '.'
+		}
+		b[at] = '*'
+		return string(b)
+	}
+	one := "@a[one]:\n" + strings.Repeat(" ", 8+1) + "-2" + strings.Repeat(" ", 19) + strings.Repeat(" ", 31) + "0\n" +
+		"hh:mm:ss |" + strings.Repeat("_", 51) + "|\n"
+	for i, v := range []string{"0", "-2", "-1", "0"} {
+		at := map[string]int{"-2": 0, "-1": 26, "0": 52}[v]
+		one += fmt.Sprintf("00:00:0%d %s %s\n", i, line(at, 0), v)
+	}
+	one += "00:00:04 |" + strings.Repeat(" ", 51) + "| -\n00:00:05 |" + strings.Repeat(" ", 51) + "| -\n" +
+		"         v" + strings.Repeat("_", 51) + "v\n" + strings.Repeat(" ", 9) + "-2" + strings.Repeat(" ", 50) + "0\n"
+	two := "@a[two]:\n" + strings.Repeat(" ", 9) + "6" + strings.Repeat(" ", 51) + "8\n" +
+		"hh:mm:ss |" + strings.Repeat("_", 51) + "|\n" +
+		"00:00:04 " + mid + " 7\n00:00:05 " + mid + " 7\n" +
+		"         v" + strings.Repeat("_", 51) + "v\n" + strings.Repeat(" ", 9) + "6" + strings.Repeat(" ", 51) + "8\n"
+	expect(t, "tseries with keys", got, "\n\n"+one+"\n"+two)
+
+	got = gt26(t, "-f", "json", "-e", tseriesKeysScript)
+	got = got[strings.LastIndex(strings.TrimRight(got, "\n"), "\n")+1:]
+	js := func(s, v int) string {
+		return fmt.Sprintf(`{"interval_start": "1970-01-01 00:00:0%d.000000000", "value": %d}`, s, v)
+	}
+	expect(t, "tseries json", got, `{"type": "tseries", "data": {"@a": {"one": [`+js(0, 0)+", "+js(1, -2)+", "+js(2, -1)+", "+js(3, 0)+
+		`], "two": [`+js(4, 7)+", "+js(5, 7)+"]}}}\n")
+
+	msg := gtErr(t, "--compat", "0.17", "-e", `BEGIN { @ = tseries(1, 1s, 2); exit(); }`)
+	if !strings.Contains(msg, "ERROR: Unknown function: tseries") || !strings.Contains(msg, "added in bpftrace 0.24") {
+		t.Errorf("tseries under --compat 0.17: %s", msg)
+	}
+}
+
+var bigStrScript = scriptOf("TestBigStrings", `tracepoint:syscalls:sys_enter_execve /pid == cpid/ {
+	$s = str(args.filename);
+	printf("%d %s\n", strncmp($s, "/XXX", 4) == 0, $s);
+	print($s);
+	@m[$s] = $s;
+	for ($kv : @m) { print($kv); }
+	clear(@m);
+}`)
+
+// TestBigStrings: with BPFTRACE_MAX_STRLEN above 4096 (bpftrace 0.26
+// allows it; gotrace keeps such strings in an array with a slot per CPU),
+// a 5555-byte path goes through str(), strncmp, printf, print, a map key
+// and value and a for loop's (key, value) tuple.
+func TestBigStrings(t *testing.T) {
+	requireTracing(t)
+	t.Setenv("BPFTRACE_MAX_STRLEN", "9999")
+	long := "/" + strings.Repeat("X", 5555)
+	got := gt26(t, "-c", "/usr/bin/env "+long, "-e", bigStrScript)
+	want := "0 /usr/bin/env\n/usr/bin/env\n(/usr/bin/env, /usr/bin/env)\n1 " + long + "\n" + long + "\n(" + long + ", " + long + ")\n"
+	expect(t, "big strings", got, want)
+}
+
+var strTruncScript = scriptOf("TestStrTruncated", `tracepoint:syscalls:sys_enter_execve /pid == cpid/ { $s = str(args.filename); printf("%s|%s|%d\n", $s, str(args.filename, 3), strncmp($s, "/usr/", 5)); print($s); }`)
+
+// TestStrTruncated: with max_strlen 5, bpftrace 0.26's str(p) of a longer
+// string holds its 5 characters and prints them with the ".." trailer
+// (str(p, n), which reads n characters here, has none); a string of 4 fits; bpftrace 0.17 keeps 4
+// characters and no trailer.
+func TestStrTruncated(t *testing.T) {
+	requireTracing(t)
+	t.Setenv("BPFTRACE_MAX_STRLEN", "5")
+	got := gt26(t, "-c", "/usr/bin/env /bin", "-e", strTruncScript)
+	expect(t, "str() truncated (0.26)", got, "/usr/..|/us|0\n/usr/..\n/bin|/bi|1\n/bin\n")
+	got = gt(t, "--compat", "0.17", "-c", "/usr/bin/env /bin", "-e", strings.ReplaceAll(strTruncScript, `, strncmp($s, "/usr/", 5)`, `, 0`))
+	expect(t, "str() truncated (0.17)", got, "/usr|/us|0\n/usr\n/bin|/bi|0\n/bin\n")
+}

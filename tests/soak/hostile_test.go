@@ -106,7 +106,7 @@ func corpus() []hostile {
 			os.WriteFile(p, nil, 0o755)
 			return []string{"-e", "uprobe:" + p + ":foo { }"}
 		}, want: "error", expect: "not an ELF file"},
-		{name: "strlen-100000", env: []string{"GOTRACE_STRLEN=100000"}, args: eArgs("-e", "BEGIN { exit(); }"), want: "error", expect: "maximum of 4096"},
+		{name: "strlen-100000", env: []string{"GOTRACE_STRLEN=100000"}, args: eArgs("-e", "BEGIN { exit(); }"), want: "error", expect: "maximum of 16384"},
 		{name: "rb-pages-1e9", env: []string{"GOTRACE_PERF_RB_PAGES=1073741824"}, args: eArgs("-e", "BEGIN { exit(); }"), want: "error", expect: "PERF_RB_PAGES"},
 		{name: "rb-pages-3", env: []string{"GOTRACE_PERF_RB_PAGES=3"}, args: eArgs("-e", "BEGIN { exit(); }"), want: "error", expect: "power of 2"},
 		{name: "map-keys-abc", env: []string{"GOTRACE_MAP_KEYS_MAX=abc"}, args: eArgs("-e", "BEGIN { exit(); }"), want: "error", expect: "MAP_KEYS_MAX"},

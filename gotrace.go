@@ -62,6 +62,9 @@ type Options struct {
 	MapKeysMax uint32
 	// StackMode is kstack/ustack's print mode when the script names none.
 	StackMode types.StackMode
+	// DummyTseriesMap is check.Options.DummyTseriesMap (the command sets it
+	// from BPFTRACE_DUMMY_TS_MAP).
+	DummyTseriesMap string
 	// SyscallTracepoints is how syscalls:* tracepoints attach: "raw",
 	// "perf" or "" (auto) (GOTRACE_SYSCALL_TRACEPOINTS).
 	SyscallTracepoints string
@@ -194,6 +197,8 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		Compat:      opts.Compat,
 		NamedParams: named,
 		StackMode:   stackMode,
+
+		DummyTseriesMap: opts.DummyTseriesMap,
 	})
 	if err != nil {
 		return out, err

@@ -171,6 +171,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		DebugDirs:          c.debuginfo,
 		MapKeysMax:         uint32(set.mapKeysMax),
 		StackMode:          stackMode,
+		// bpftrace's test hook: tseries() timestamps from a map.
+		DummyTseriesMap:    os.Getenv("BPFTRACE_DUMMY_TS_MAP"),
 		SyscallTracepoints: set.syscallTracepoints,
 		MaxProbes:          set.maxProbes,
 		Env:                settingsEnv(c),
@@ -206,6 +208,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	printer.Unsafe = c.unsafe
 	printer.NoWarnings = c.noWarnings
 	printer.P.Compat = c.compat
+	printer.P.DummyClock = hasEnv("BPFTRACE_DUMMY_TS_MAP")
 	printer.P.Notices = stderr
 	printer.CatMax = set.catBytesMax
 	if c.output != "" {

@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -253,7 +252,7 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 	n := len(e.Args)
 	orig := row
 	if e.Name == "tseries" && n > 0 {
-		if m, ok := e.Args[n-1].(*lang.MapExpr); ok && m.Name == os.Getenv("BPFTRACE_DUMMY_TS_MAP") {
+		if m, ok := e.Args[n-1].(*lang.MapExpr); ok && m.Name == c.opts.DummyTseriesMap {
 			n-- // the dummy clock (tseriesDummyClock), from an earlier pass
 		}
 	}
@@ -1101,7 +1100,7 @@ func (c *checker) strOfPositional(e *lang.CallExpr) bool {
 // hook), tseries() reads its timestamps from the map @name instead of the
 // clock; the map read becomes the call's last argument.
 func (c *checker) tseriesDummyClock(e *lang.CallExpr) {
-	name := os.Getenv("BPFTRACE_DUMMY_TS_MAP")
+	name := c.opts.DummyTseriesMap
 	if name == "" {
 		return
 	}

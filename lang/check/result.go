@@ -23,6 +23,10 @@ type Options struct {
 	StrLen int
 	// Unsafe allows system(), signal(), override() ...
 	Unsafe bool
+	// DummyTseriesMap (bpftrace's BPFTRACE_DUMMY_TS_MAP test hook, "@name")
+	// makes tseries() read its timestamps from that map instead of the
+	// clock.
+	DummyTseriesMap string
 	// NoCpid: no -c command, so `cpid` is an error ("cpid cannot be used
 	// without child command").
 	NoCpid bool

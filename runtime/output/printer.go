@@ -108,6 +108,9 @@ type Printer struct {
 	Now func() time.Time
 	// Loc is the time zone of time() and strftime(); time.Local when nil.
 	Loc *time.Location
+	// DummyClock: tseries epochs are taken as they are, not as CLOCK_TAI
+	// intervals (bpftrace's BPFTRACE_DUMMY_TS_MAP test hook).
+	DummyClock bool
 	// ProbeNames are the full attach-point names by probe id, for the
 	// probe builtin.
 	ProbeNames []string

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -137,9 +136,9 @@ func (p *Printer) tseriesRows(m MapData) ([]row, error) {
 // tseriesTime is the wall-clock time of the start of an interval: epochs
 // count intervals of CLOCK_TAI (bpf_ktime_get_tai_ns); with bpftrace's
 // dummy clock (BPFTRACE_DUMMY_TS_MAP) they are taken as they are.
-func tseriesTime(epoch uint64, interval int64) time.Time {
+func tseriesTime(epoch uint64, interval int64, dummy bool) time.Time {
 	ns := int64(epoch) * interval
-	if os.Getenv("BPFTRACE_DUMMY_TS_MAP") == "" {
+	if !dummy {
 		var tai, real unix.Timespec
 		if unix.ClockGettime(unix.CLOCK_TAI, &tai) == nil && unix.ClockGettime(unix.CLOCK_REALTIME, &real) == nil {
 			ns -= tai.Nano() - real.Nano()
@@ -270,7 +269,7 @@ func (p *Printer) tseriesText(vt *types.Type, r row) string {
 		loc = time.Local
 	}
 	for _, pt := range pts {
-		t := tseriesTime(pt.epoch, interval).In(loc)
+		t := tseriesTime(pt.epoch, interval, p.DummyClock).In(loc)
 		sb.WriteString(t.Format("15:04:05"))
 		if digits > 0 {
 			frac := fmt.Sprintf("%09d", t.Nanosecond())
@@ -312,7 +311,7 @@ func (p *Printer) tseriesJSON(vt *types.Type, r row) string {
 	}
 	elems := make([]string, 0, len(r.series))
 	for _, pt := range r.series {
-		t := tseriesTime(pt.epoch, vt.Lhist[0]).In(loc)
+		t := tseriesTime(pt.epoch, vt.Lhist[0], p.DummyClock).In(loc)
 		start := t.Format("2006-01-02 15:04:05") + fmt.Sprintf(".%09d", t.Nanosecond())
 		v := strconv.FormatInt(pt.val, 10)
 		if !vt.Signed {

@@ -94,12 +94,20 @@ func distinct(ps []string, p string, seen map[string]bool) []string {
 	return append(ps, p)
 }
 
+// searchPath is the $PATH uprobe targets named without a slash are looked
+// for in (SetSearchPath; the standard directories until it is called).
+var searchPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// SetSearchPath sets the $PATH binaries named in attach points are looked
+// for in (the command passes its environment's).
+func SetSearchPath(path string) { searchPath = path }
+
 // lookPathAll lists the ELF executables named name in $PATH's directories,
 // different files only, in $PATH order.
 func lookPathAll(name string) []string {
 	var ps []string
 	seen := map[string]bool{}
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+	for _, dir := range filepath.SplitList(searchPath) {
 		if dir == "" {
 			dir = "."
 		}

@@ -70,6 +70,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			code = 1
 		}
 	}()
+	// The environment is read here only: the libraries get it as options.
+	runtime.SetSearchPath(os.Getenv("PATH"))                 // uprobe targets named without a path
+	sym.SetDebuginfodCaches(sym.DebuginfodCaches(os.Getenv)) // separate debug files by build ID
 	c, err := parseArgs(args)
 	if err == nil {
 		err = compatFromEnv(c, os.LookupEnv)

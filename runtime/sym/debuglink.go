@@ -103,19 +103,32 @@ func debugCandidates(f *elf.File, name string, dirs []string) []string {
 	return cands
 }
 
-// debuginfodCaches are the cache directories of debuginfod clients.
-func debuginfodCaches() []string {
+// debuginfodDirs are the cache directories of debuginfod clients
+// searched by build ID (SetDebuginfodCaches; none until it is called).
+var debuginfodDirs []string
+
+func debuginfodCaches() []string { return debuginfodDirs }
+
+// SetDebuginfodCaches sets the debuginfod client caches searched for
+// debug files by build ID.
+func SetDebuginfodCaches(dirs []string) { debuginfodDirs = append([]string(nil), dirs...) }
+
+// DebuginfodCaches are the cache directories debuginfod clients use, from
+// the environment getenv reads (the command passes os.Getenv):
+// $DEBUGINFOD_CACHE_PATH, $XDG_CACHE_HOME/debuginfod_client,
+// $HOME/.cache/debuginfod_client, and the sudo user's.
+func DebuginfodCaches(getenv func(string) string) []string {
 	var dirs []string
-	if d := os.Getenv("DEBUGINFOD_CACHE_PATH"); d != "" {
+	if d := getenv("DEBUGINFOD_CACHE_PATH"); d != "" {
 		dirs = append(dirs, d)
 	}
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+	if d := getenv("XDG_CACHE_HOME"); d != "" {
 		dirs = append(dirs, filepath.Join(d, "debuginfod_client"))
 	}
-	if d, err := os.UserHomeDir(); err == nil {
+	if d := getenv("HOME"); d != "" {
 		dirs = append(dirs, filepath.Join(d, ".cache", "debuginfod_client"))
 	}
-	if sudo := os.Getenv("SUDO_USER"); sudo != "" && !strings.ContainsAny(sudo, "/.") {
+	if sudo := getenv("SUDO_USER"); sudo != "" && !strings.ContainsAny(sudo, "/.") {
 		dirs = append(dirs, filepath.Join("/home", sudo, ".cache", "debuginfod_client"))
 	}
 	return dirs

@@ -489,6 +489,17 @@ func (g *generator) aggregate() *Node {
 		parts[len(parts)-1] += " = hist(("
 		parts = append(parts, ") & 0xffffffff);")
 		kids = append(kids, g.typed(i64, 3))
+	case "max":
+		// Non-negative values only (KnownBugs: 0.17's max() stores nothing
+		// below 0 into a new entry).
+		parts[len(parts)-1] += " = max(("
+		parts = append(parts, ") & 0x7fffffffffffffff);")
+		kids = append(kids, g.typed(i64, 3))
+	case "min":
+		// 32-bit values only (KnownBugs: 0.17's min() keeps 0xffffffff - v).
+		parts[len(parts)-1] += " = min((int64)(int32)("
+		parts = append(parts, "));")
+		kids = append(kids, g.typed(i64, 3))
 	default:
 		parts[len(parts)-1] += " = " + agg + "("
 		parts = append(parts, ");")

@@ -250,7 +250,10 @@ func (g *generator) stmt() *Node {
 					return leaf(KStmt, Type{}, fmt.Sprintf(" clear(%s);", m.name))
 				default:
 					if m.key != nil && m.agg == "" {
-						return mk(KStmt, Type{}, []string{" delete(" + m.name + "[", "]);"}, g.typed(*m.key, 1))
+						parts, kids := g.mapRef(m, 1)
+						parts[0] = " delete(" + parts[0]
+						parts[len(parts)-1] += ");"
+						return &Node{Kind: KStmt, Parts: parts, Kids: kids}
 					}
 				}
 			}
@@ -420,10 +423,12 @@ func (g *generator) mapRef(m *mapInfo, depth int) (parts []string, kids []*Node)
 	}
 	var k *Node
 	switch {
+	case m.key.Str:
+		// A literal only (KnownBugs: 0.17's string keys from a variable or
+		// a ternary are clobbered or keep stale bytes after their NUL).
+		k = g.strLit()
 	case depth > 0:
 		k = g.typed(*m.key, depth)
-	case m.key.Str:
-		k = g.strLit()
 	default:
 		k = castTo(*m.key, g.intLit())
 	}

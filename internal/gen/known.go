@@ -63,4 +63,14 @@ for the min() function is sorted out"; gotrace: 5000000000, 4294967295, 10)`,
 word is deleted, the total stays; gotrace: nothing)`,
 		Guard: "the generator deletes only from maps of plain values",
 	},
+	{
+		Name: "a string map key from a variable or a ternary is clobbered or keeps stale bytes",
+		Evidence: `BEGIN { $v = "abcdefghijklmnopq"; @m[$v] = 1; printf("[%s]\n", $v); exit(); } prints
+"[abcdefghijklefghq]" (the variable is overwritten once used as the key); BEGIN { $v = "abcdefghi";
+@m[$v] = 1; @m[$v] = 1; exit(); } makes two entries, "@m[]: 1" and "@m[abcdefghi]: 1"; and
+BEGIN { unroll(2) { @m[(1 ? "" : "0.tXriw17K6Ya{c86wClm6J")] = count(); printf("p60 %s\n", "d?"); } exit(); }
+two entries "@m[]: 1" whose bytes after the NUL differ (generator seeds 600873 and 600938;
+gotrace: one entry each)`,
+		Guard: "string map keys are literals",
+	},
 }

@@ -181,6 +181,7 @@ func TestCompileAndLoad(t *testing.T) {
 		text := Script(s, DefaultConfig).String()
 		ta.total++
 		sig, detail, refused, compiled := compileLoadSignature(text, true)
+		progress(t, &ta, s)
 		switch {
 		case sig != "":
 			ta.add("VIOLATION " + sig)
@@ -203,6 +204,13 @@ func TestCompileAndLoad(t *testing.T) {
 	ta.report(t, "compile and load")
 	if fails > 0 {
 		t.Errorf("%d of %d scripts broke a property", fails, ta.total)
+	}
+}
+
+// progress logs the count every 500 scripts of a long run (-v).
+func progress(t *testing.T, ta *tally, seed int64) {
+	if testing.Verbose() && ta.total%500 == 0 {
+		t.Logf("%s: %d scripts (seed %d)", time.Now().UTC().Format("15:04:05"), ta.total, seed)
 	}
 }
 
@@ -414,6 +422,7 @@ func TestSameAsBpftrace(t *testing.T) {
 		text := Script(s, DefaultConfig).String()
 		ta.total++
 		d := sideBySide(t, text)
+		progress(t, &ta, s)
 		switch {
 		case d == nil:
 			ta.add("same")

@@ -63,4 +63,12 @@ func TestSameOutput(t *testing.T) {
 	if sameOutput("@s[1]: x\n@s[2]: x\n", "@s[2]: x\n@s[1]: x\n", script) {
 		t.Error("string values compared as a set")
 	}
+	// A map read in another map's avg() key is not an avg map (seed 760657).
+	script = `BEGIN { @m1["a"] = 0; @m1["b"] = 0; @m2[(@m1["23"] ? 1 : 2)] = avg(3); exit(); }`
+	if !sameOutput("@m1[a]: 0\n@m1[b]: 0\n", "@m1[b]: 0\n@m1[a]: 0\n", script) {
+		t.Error("@m1 taken for an avg map")
+	}
+	if got := avgMaps(script); len(got) != 1 || !got["@m2"] {
+		t.Errorf("avg maps %v, want @m2", got)
+	}
 }

@@ -291,7 +291,9 @@ var entryLine = regexp.MustCompile(`^(@\w*)(\[.*\])?: (-?[0-9]+)$`)
 // avgMaps are the maps text assigns avg() to: they print sorted by value
 // too, but equal values by the key's bytes (deterministic), so their runs
 // stay compared in order.
-var avgAssign = regexp.MustCompile(`(@\w*)(\[[^;{}]*\])? = avg\(`)
+// The map starts a statement: a key holds no ';', '{' or '}' (a key with
+// such a string literal is missed, which only compares its ties as a set).
+var avgAssign = regexp.MustCompile(`(?:^|[;{}] )(@\w*)(\[[^;{}]*\])? = avg\(`)
 
 func avgMaps(text string) map[string]bool {
 	out := map[string]bool{}

@@ -191,6 +191,13 @@ func (v Version) ListsProgramProbes() bool { return v != V017 }
 // 0.26 prints it by its type.
 func (v Version) UnsignedKeysSigned() bool { return v == V017 }
 
+// LiteralLengthWarning: bpftrace 0.17 warns "The literal is longer than
+// the variable string (size=N), condition will always be false" at `s ==
+// "lit"` (either order, `==` only) when one operand is a string literal
+// longer (without its NUL) than the other's string type of N bytes; 0.26's
+// checker has no such warning.
+func (v Version) LiteralLengthWarning() bool { return v == V017 }
+
 // Ints017: bpftrace 0.17's integer rules, as its LLVM code generation
 // gives them: `/` and `%` unsigned and `>>` logical whatever the operands'
 // signs; comparisons signed only when both operands are; a widening cast

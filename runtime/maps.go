@@ -169,12 +169,11 @@ func (l *Loaded) ClearMap(ms *compiler.MapSpec) error {
 	if ms.Type == ebpf.Array || ms.Type == ebpf.PerCPUArray {
 		return l.ZeroMap(ms)
 	}
-	if u := ms.User; u != nil && len(u.KeyParts) == 0 && u.Value != nil && u.Value.Kind.IsAggregation() &&
-		u.Value.Kind != types.Hist && u.Value.Kind != types.Lhist && u.Value.Kind != types.Tseries {
-		// bpftrace keeps a cleared key-less aggregation as its zero value
-		// (`@: 0`), while a cleared key-less scalar disappears. A hist's
-		// entries are its buckets: cleared, it has none and prints
-		// nothing (zero(@h) keeps them: a header without bars).
+	if u := ms.User; u != nil && len(u.KeyParts) == 0 && u.Value != nil && u.Value.Kind == types.Count {
+		// bpftrace 0.17 keeps a cleared key-less count() as its zero value
+		// (`@: 0`; it is an array there). Its other key-less aggregations
+		// are hashes: cleared, sum/min/max/avg/stats print nothing at all,
+		// as a cleared scalar, hist or tseries does.
 		return l.ZeroMap(ms)
 	}
 	return l.DeleteAll(ms)

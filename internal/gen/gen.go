@@ -250,7 +250,10 @@ func (g *generator) stmt() *Node {
 					return leaf(KStmt, Type{}, fmt.Sprintf(" clear(%s);", m.name))
 				default:
 					if m.key != nil && m.agg == "" {
-						return mk(KStmt, Type{}, []string{" delete(" + m.name + "[", "]);"}, g.typed(*m.key, 1))
+						parts, kids := g.mapRef(m, 1)
+						parts[0] = " delete(" + parts[0]
+						parts[len(parts)-1] += ");"
+						return &Node{Kind: KStmt, Parts: parts, Kids: kids}
 					}
 				}
 			}
@@ -420,10 +423,12 @@ func (g *generator) mapRef(m *mapInfo, depth int) (parts []string, kids []*Node)
 	}
 	var k *Node
 	switch {
+	case m.key.Str:
+		// A literal only (KnownBugs: 0.17's string keys from a variable or
+		// a ternary are clobbered or keep stale bytes after their NUL).
+		k = g.strLit()
 	case depth > 0:
 		k = g.typed(*m.key, depth)
-	case m.key.Str:
-		k = g.strLit()
 	default:
 		k = castTo(*m.key, g.intLit())
 	}
@@ -488,6 +493,17 @@ func (g *generator) aggregate() *Node {
 		// Values below 2^32 only (KnownBugs: 0.17's log2 stops there).
 		parts[len(parts)-1] += " = hist(("
 		parts = append(parts, ") & 0xffffffff);")
+		kids = append(kids, g.typed(i64, 3))
+	case "max":
+		// Non-negative values only (KnownBugs: 0.17's max() stores nothing
+		// below 0 into a new entry).
+		parts[len(parts)-1] += " = max(("
+		parts = append(parts, ") & 0x7fffffffffffffff);")
+		kids = append(kids, g.typed(i64, 3))
+	case "min":
+		// 32-bit values only (KnownBugs: 0.17's min() keeps 0xffffffff - v).
+		parts[len(parts)-1] += " = min((int64)(int32)("
+		parts = append(parts, "));")
 		kids = append(kids, g.typed(i64, 3))
 	default:
 		parts[len(parts)-1] += " = " + agg + "("

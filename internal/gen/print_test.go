@@ -38,3 +38,37 @@ func TestShrinkRefusal(t *testing.T) {
 	small := Shrink(n, func(x *Node) bool { return kind(x.String()) == want }, 2000)
 	fmt.Printf("%s\n%s", want, small)
 }
+
+// TestSameOutput: the side-by-side comparison lets equal values of one
+// value-sorted map come in any order, and nothing else.
+func TestSameOutput(t *testing.T) {
+	script := `BEGIN { @a[1] = 1; @a[2] = 1; @v[1] = avg(2); @v[2] = avg(2); @s[1] = "x"; @s[2] = "x"; exit(); }`
+	bt := "\n\n@a[1]: 1\n@a[2]: 1\n@a[3]: 5\n"
+	for _, c := range []struct {
+		gt   string
+		same bool
+	}{
+		{"\n\n@a[2]: 1\n@a[1]: 1\n@a[3]: 5\n", true},
+		{"\n\n@a[3]: 5\n@a[1]: 1\n@a[2]: 1\n", false}, // sorted by value
+		{"\n\n@a[1]: 1\n@a[2]: 1\n@a[3]: 5\n\n", false},
+	} {
+		if got := sameOutput(bt, c.gt, script); got != c.same {
+			t.Errorf("%q vs %q: same %v, want %v", bt, c.gt, got, c.same)
+		}
+	}
+	// avg maps order equal values by key, strings sort by key: in order.
+	if sameOutput("@v[1]: 2\n@v[2]: 2\n", "@v[2]: 2\n@v[1]: 2\n", script) {
+		t.Error("avg ties compared as a set")
+	}
+	if sameOutput("@s[1]: x\n@s[2]: x\n", "@s[2]: x\n@s[1]: x\n", script) {
+		t.Error("string values compared as a set")
+	}
+	// A map read in another map's avg() key is not an avg map (seed 760657).
+	script = `BEGIN { @m1["a"] = 0; @m1["b"] = 0; @m2[(@m1["23"] ? 1 : 2)] = avg(3); exit(); }`
+	if !sameOutput("@m1[a]: 0\n@m1[b]: 0\n", "@m1[b]: 0\n@m1[a]: 0\n", script) {
+		t.Error("@m1 taken for an avg map")
+	}
+	if got := avgMaps(script); len(got) != 1 || !got["@m2"] {
+		t.Errorf("avg maps %v, want @m2", got)
+	}
+}

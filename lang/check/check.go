@@ -34,7 +34,18 @@ func Check(prog *lang.Program, opts Options) (res *Result, err error) {
 	apErrs := substituteAttachParams(prog, opts.Params)
 	first := newChecker(prog, opts, strlen, false, nil)
 	first.run()
+	// A string variable that grows later in the text (in a loop) has its
+	// final size at every read, as in bpftrace, so a tuple or key made from
+	// it in an earlier statement is not cut short: the silent pass runs
+	// again from the sizes it found until they stop growing.
+	for i := 0; i < 3 && first.varsGrew(); i++ {
+		seed := first.varFinal()
+		first = newChecker(prog, opts, strlen, false, nil)
+		first.varSeed = seed
+		first.run()
+	}
 	second := newChecker(prog, opts, strlen, true, first.maps)
+	second.varSeed = first.varFinal()
 	second.lineStarts = first.lineStarts // same source: index it once
 	second.diags.Items = append(second.diags.Items, apErrs...)
 	second.checkDecls()
@@ -111,6 +122,34 @@ type checker struct {
 	// first use so posAt is a binary search, not a scan from the start
 	// (lang.Source.PosAt is linear, and spans are computed per expression).
 	lineStarts []int
+	// varMade is the variable each assignment created, with the type it
+	// was created with; varSeed, a previous pass's final types of them.
+	varMade map[*lang.AssignStmt]madeVar
+	varSeed map[*lang.AssignStmt]*types.Type
+}
+
+type madeVar struct {
+	info *lang.VarInfo
+	t    *types.Type
+}
+
+// varsGrew: a variable's type grew after the assignment that created it.
+func (c *checker) varsGrew() bool {
+	for _, m := range c.varMade {
+		if m.info.Type != m.t {
+			return true
+		}
+	}
+	return false
+}
+
+// varFinal is the final type of the variable each assignment created.
+func (c *checker) varFinal() map[*lang.AssignStmt]*types.Type {
+	out := make(map[*lang.AssignStmt]*types.Type, len(c.varMade))
+	for s, m := range c.varMade {
+		out[s] = m.info.Type
+	}
+	return out
 }
 
 // posAt is c.src.PosAt(off) in O(log lines): same line and byte column.

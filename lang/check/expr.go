@@ -554,6 +554,9 @@ func (c *checker) binary(e *lang.BinaryExpr) *types.Type {
 		return opErr()
 	case x.Kind == types.String && y.Kind == types.String:
 		if op == "==" || op == "!=" {
+			if op == "==" {
+				c.warnLongLiteral(e, x, y)
+			}
 			return c.truth(types.U64)
 		}
 		return opErr()

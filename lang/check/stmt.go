@@ -442,7 +442,15 @@ func (c *checker) assignVar(s *lang.AssignStmt, v *lang.VarExpr, op string) {
 	if info == nil {
 		// bpftrace 0.26: a variable lives in the block that first assigns
 		// it; 0.17: in the whole probe.
-		info = c.newVar(v.Name, rt, c.opts.Compat.BlockScopes())
+		t := rt
+		if seed := c.varSeed[s]; seed != nil && assignable(rt, seed) {
+			t = merge(rt, seed) // only grows a string (or a tuple's strings)
+		}
+		info = c.newVar(v.Name, t, c.opts.Compat.BlockScopes())
+		if c.varMade == nil {
+			c.varMade = map[*lang.AssignStmt]madeVar{}
+		}
+		c.varMade[s] = madeVar{info, t}
 	} else if info.Type.IsInvalid() {
 		info.Type = rt
 	} else if !rt.IsInvalid() {

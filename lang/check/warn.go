@@ -85,3 +85,25 @@ func (c *checker) rewarn(e lang.Node) {
 		c.warnSigns(b.Op, b.X, b.Y, b.X.Type(), b.Y.Type(), c.opSpan(b))
 	}
 }
+
+// warnLongLiteral gives bpftrace 0.17's warning for `s == "literal"` (or
+// `"literal" == s`) when the literal has more bytes than s's string type
+// holds with its NUL: the comparison is always false. Two literals, or
+// none, give no warning; the place is the whole comparison.
+func (c *checker) warnLongLiteral(e *lang.BinaryExpr, x, y *types.Type) {
+	if !c.report || !c.opts.Compat.LiteralLengthWarning() {
+		return
+	}
+	xl, xok := e.X.(*lang.StrLit)
+	yl, yok := e.Y.(*lang.StrLit)
+	if xok == yok {
+		return
+	}
+	lit, other := xl, y
+	if yok {
+		lit, other = yl, x
+	}
+	if len(lit.Value) > other.Size {
+		c.warnAt(e.Span(), "The literal is longer than the variable string (size=%d), condition will always be false", other.Size)
+	}
+}

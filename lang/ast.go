@@ -91,7 +91,10 @@ type Probe struct {
 // (t, k, kr, u, ur, U, f, fr, p, i, s, h, w, rt, fentry, fexit ...).
 type AttachPoint struct {
 	Loc
-	Raw      string // as written
+	Raw string // as written, without the name
+	// Name is the probe's name, `name=` before the provider (bpftrace
+	// 0.25): what `probe` reads instead of the attach point's own name.
+	Name     string
 	Provider string
 	// The remaining parts as written, after the provider:
 	//   tracepoint:CAT:NAME         Target=CAT  Func=NAME

@@ -126,9 +126,6 @@ func (l *lowerer) program(g *gProgram) *Program {
 			p.Imports = append(p.Imports, &Import{Loc: Loc(sp), Path: path})
 		}
 	}
-	l.expandMacros(p)
-	hoistProgram(p, l.diags)
-	lowerRanges(p)
 	return p
 }
 
@@ -227,7 +224,8 @@ func (l *lowerer) probe(g *gProbe) *Probe {
 				hint = he.Hint
 			}
 			l.diags.Add(Error, sp, hint, "%s", err.Error())
-			ap = &AttachPoint{Loc: Loc(sp), Raw: a.Raw}
+			name, raw := SplitProbeName(a.Raw)
+			ap = &AttachPoint{Loc: Loc(sp), Raw: raw, Name: name}
 		}
 		p.Attach = append(p.Attach, ap)
 	}

@@ -185,18 +185,26 @@ func (c *checker) checkDecls() {
 // put it: its locations only advance past whitespace, so a node's reported
 // start is the first character after the preceding whitespace.
 func (c *checker) btSpan(sp lang.Span) lang.Span {
-	if c.src == nil || !sp.Start.IsValid() {
+	src := c.src
+	if sp.Start.File != nil {
+		src = sp.Start.File // in an imported script
+	}
+	if src == nil || !sp.Start.IsValid() {
 		return sp
 	}
 	off := sp.Start.Offset
-	if off > len(c.src.Text) {
+	if off > len(src.Text) {
 		return sp
 	}
-	for off > 0 && !isSpace(c.src.Text[off-1]) {
+	for off > 0 && !isSpace(src.Text[off-1]) {
 		off--
 	}
 	if off != sp.Start.Offset {
-		sp.Start = c.posAt(off)
+		if sp.Start.File != nil {
+			sp.Start = src.PosAt(off)
+		} else {
+			sp.Start = c.posAt(off)
+		}
 	}
 	return sp
 }

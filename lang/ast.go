@@ -31,6 +31,8 @@ type Program struct {
 	Config   []*ConfigItem // `config = { ... }` (bpftrace 0.20), in source order
 	MapDecls []*MapDecl    // `let @m = hash(n);` (bpftrace 0.24)
 	Imports  []*Import     // `import "file";` (bpftrace 0.25)
+
+	configSpan Span // the first `config = { ... }` block, for import's error
 }
 
 // ConfigItem is one `key = value` of a config block.

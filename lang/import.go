@@ -198,11 +198,8 @@ func (im *importer) importScript(diags *Diagnostics, sp Span, name, p string) {
 		return
 	}
 	if len(s.prog.Config) > 0 {
-		csp := s.prog.Config[0].Span()
-		for _, c := range s.prog.Config[1:] {
-			csp = Join(csp, c.Span())
-		}
-		d.Errorf(csp, "invalid `config` within import")
+		// An empty block is allowed, as in bpftrace.
+		d.Errorf(s.prog.configSpan, "invalid `config` within import")
 	}
 	for _, imp := range s.prog.Imports {
 		im.resolve(d, imp.Span(), imp.Path)

@@ -151,10 +151,11 @@ func TestImportErrors(t *testing.T) {
 		"p.bpf.c":  "int x;",
 		"o.bpf.o":  "",
 		"note.txt": "",
+		"empty.bt": "config = { }\nbegin { }\n",
 	})
 	cases := []struct{ script, want string }{
 		{`import "bad.bt"; begin { }`, "bad.bt:2:10-12: ERROR: syntax error, unexpected ;\n  @x = 1 +;\n         ~~"},
-		{`import "cfg.bt"; begin { }`, "cfg.bt:1:12-27: ERROR: invalid `config` within import\nconfig = { max_strlen = 10 }\n           ~~~~~~~~~~~~~~~"},
+		{`import "cfg.bt"; begin { }`, "cfg.bt:1:1-29: ERROR: invalid `config` within import\nconfig = { max_strlen = 10 }\n~~~~~~~~~~~~~~~~~~~~~~~~~~~~"},
 		{"macro m() { 2 }\nlet @a = hash(3);\nimport \"dup.bt\"; begin { @a[1] = m; }",
 			"dup.bt:1:1-16: ERROR: Redefinition of macro: m\nmacro m() { 1 }\n~~~~~~~~~~~~~~~\n" +
 				"dup.bt:2:1-18: ERROR: Map @a is already declared\nlet @a = hash(2);\n~~~~~~~~~~~~~~~~~"},
@@ -170,6 +171,10 @@ func TestImportErrors(t *testing.T) {
 		if err == nil || err.Error() != want {
 			t.Errorf("%s:\ngot\n%v\nwant\n%s", c.script, err, want)
 		}
+	}
+	// An empty config block is allowed in an import.
+	if p, err := ParseWith(&Source{Name: script, Text: `import "empty.bt"; begin { }`}, ParseOptions{Imports: true}); err != nil || len(p.Probes) != 2 {
+		t.Errorf("import of an empty config: %v", err)
 	}
 	// "stdlib", imported by every bpftrace script, adds nothing.
 	if _, err := ParseWith(&Source{Name: script, Text: `import "stdlib"; begin { }`}, ParseOptions{Imports: true}); err != nil {

@@ -86,6 +86,9 @@ func (l *lowerer) program(g *gProgram) *Program {
 		case it.Macro != nil:
 			l.macro(it.Macro)
 		case it.Config != nil:
+			if !p.configSpan.Start.IsValid() {
+				p.configSpan = sp
+			}
 			for _, c := range it.Config.Items {
 				ci := &ConfigItem{Loc: Loc(l.span(c.Tokens)), Key: c.Key, Value: c.Value}
 				if strings.HasPrefix(c.Value, `"`) {

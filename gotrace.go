@@ -94,9 +94,14 @@ type Compiled struct {
 // finished, so -d can print them.
 func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 	out := &Compiled{}
-	prog, err := lang.Parse(src)
+	prog, err := lang.ParseWith(src, lang.ParseOptions{Imports: !opts.Compat.Legacy()})
 	if err != nil {
 		return out, err
+	}
+	if opts.Compat.Legacy() {
+		if err := refuseLater(src, prog); err != nil {
+			return out, err
+		}
 	}
 	out.Prog = prog
 	if len(prog.Probes) == 0 {
@@ -281,6 +286,30 @@ func syscallMode(m string) string {
 		return m
 	}
 	return ""
+}
+
+// refuseLater refuses, under --compat 0.17, the constructs of prog that
+// bpftrace 0.17 does not have, each with the bpftrace release that added
+// it.
+func refuseLater(src *lang.Source, prog *lang.Program) error {
+	d := &lang.Diagnostics{Src: src}
+	for _, imp := range prog.Imports {
+		d.Errorf(imp.Span(), "import was added in bpftrace 0.25; --compat 0.17 follows bpftrace 0.17, which has no imports")
+	}
+	for _, p := range prog.Probes {
+		for _, ap := range p.Attach {
+			if ap.Name == "" {
+				continue
+			}
+			sp := ap.Span()
+			sp.End = sp.Start
+			sp.End.Offset += len(ap.Name) + 1
+			sp.End.Col += len(ap.Name) + 1
+			d.Errorf(sp, "named probes (%s=) were added in bpftrace 0.25; --compat 0.17 follows bpftrace 0.17, which has no probe names", ap.Name)
+		}
+	}
+	d.Sort()
+	return d.Err()
 }
 
 // ProbeName is an attach point's full name as --probe-filter matches it:

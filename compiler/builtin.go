@@ -180,6 +180,10 @@ func (g *gen) PtrSpace(t *types.Type) types.AddrSpace { return g.ptrSpace(t) }
 // ProbeName is the full name of the attach point, for the `probe` builtin.
 func (g *gen) ProbeName() string {
 	ap := g.ap
+	if ap.Name != "" {
+		// A named probe (bpftrace 0.25): `probe` is its name.
+		return ap.Name
+	}
 	if ap.Provider == "BEGIN" || ap.Provider == "END" {
 		if g.c.res.Opts.Compat.ProbeBeginLower() {
 			return strings.ToLower(ap.Provider)

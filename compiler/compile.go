@@ -420,6 +420,10 @@ func (c *compiler) expandRawTracepoints(aps []*lang.AttachPoint) []*lang.AttachP
 // per attach point (groupAttach), so the cookie tells its expansions apart;
 // other programs keep a constant, with no cost per event.
 func cookieProbe(ap *lang.AttachPoint) bool {
+	if ap.Name != "" {
+		// A named probe's matches all have its name.
+		return false
+	}
 	switch ap.Provider {
 	case "tracepoint", "kprobe", "kretprobe", "uprobe", "uretprobe":
 		return ap.Wildcard

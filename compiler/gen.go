@@ -215,6 +215,11 @@ func (g *gen) source() fmt.Stringer {
 	if !st.IsValid() {
 		return nil
 	}
+	if st.File != nil {
+		// In an imported script: its own line (not cached by offset,
+		// which the script's positions share).
+		return &srcPos{line: st.Line, col: st.Col, text: lineAround(st.File.Text, st.Offset)}
+	}
 	if s, ok := g.srcs[st.Offset]; ok {
 		return s
 	}

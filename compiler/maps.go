@@ -622,6 +622,9 @@ func (g *gen) assignOp(lhs *lang.MapExpr, rhs lang.Expr) lang.Node {
 		return lhs
 	}
 	end, next := lhs.Span().End, rhs.Span().Start
+	if end.File != nil {
+		src = end.File // in an imported script
+	}
 	if !end.IsValid() || !next.IsValid() || end.Offset > next.Offset || next.Offset > len(src.Text) {
 		return lhs
 	}
@@ -630,6 +633,6 @@ func (g *gen) assignOp(lhs *lang.MapExpr, rhs lang.Expr) lang.Node {
 	if i < 0 || strings.ContainsRune(between[:i], '\n') {
 		return lhs
 	}
-	at := lang.Pos{Offset: end.Offset + i, Line: end.Line, Col: end.Col + i}
-	return spanNode{lang.Span{Start: at, End: lang.Pos{Offset: at.Offset + 1, Line: at.Line, Col: at.Col + 1}}}
+	at := lang.Pos{Offset: end.Offset + i, Line: end.Line, Col: end.Col + i, File: end.File}
+	return spanNode{lang.Span{Start: at, End: lang.Pos{Offset: at.Offset + 1, Line: at.Line, Col: at.Col + 1, File: end.File}}}
 }

@@ -31,6 +31,8 @@ type Program struct {
 	Config   []*ConfigItem // `config = { ... }` (bpftrace 0.20), in source order
 	MapDecls []*MapDecl    // `let @m = hash(n);` (bpftrace 0.24)
 	Imports  []*Import     // `import "file";` (bpftrace 0.25)
+
+	configSpan Span // the first `config = { ... }` block, for import's error
 }
 
 // ConfigItem is one `key = value` of a config block.
@@ -91,7 +93,10 @@ type Probe struct {
 // (t, k, kr, u, ur, U, f, fr, p, i, s, h, w, rt, fentry, fexit ...).
 type AttachPoint struct {
 	Loc
-	Raw      string // as written
+	Raw string // as written, without the name
+	// Name is the probe's name, `name=` before the provider (bpftrace
+	// 0.25): what `probe` reads instead of the attach point's own name.
+	Name     string
 	Provider string
 	// The remaining parts as written, after the provider:
 	//   tracepoint:CAT:NAME         Target=CAT  Func=NAME

@@ -104,12 +104,28 @@ func splitAttach(raw string) ([]string, error) {
 	return append(parts, cur.String()), nil
 }
 
+// SplitProbeName splits a named probe's `name=` (bpftrace 0.25) off its
+// attach point: ("", raw) when raw has no name.
+func SplitProbeName(raw string) (name, rest string) {
+	i := strings.IndexByte(raw, '=')
+	if i <= 0 || strings.ContainsAny(raw[:i], ":\"") {
+		return "", raw
+	}
+	for j := 0; j < i; j++ {
+		if c := raw[j]; !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || j > 0 && c >= '0' && c <= '9') {
+			return "", raw
+		}
+	}
+	return raw[:i], raw[i+1:]
+}
+
 func isWild(s string) bool { return strings.ContainsAny(s, "*?[{") }
 
 // ParseAttachPoint splits one probe specification into its fields (see
 // AttachPoint). Errors name the attach point.
 func ParseAttachPoint(raw string, sp Span) (*AttachPoint, error) {
-	ap := &AttachPoint{Loc: Loc(sp), Raw: raw}
+	name, raw := SplitProbeName(raw)
+	ap := &AttachPoint{Loc: Loc(sp), Raw: raw, Name: name}
 	if HasParams(raw) {
 		return ap, nil
 	}

@@ -93,11 +93,16 @@ func (d *Diagnostics) Format(it Diagnostic) string {
 	}
 	var b strings.Builder
 	name := "stdin"
-	if d.Src != nil && d.Src.Name != "" {
-		name = d.Src.Name
-	}
+	src := d.Src
 	sp := it.Span
-	if !sp.Start.IsValid() || d.Src == nil {
+	if sp.Start.File != nil {
+		// In an imported script.
+		src = sp.Start.File
+	}
+	if src != nil && src.Name != "" {
+		name = src.Name
+	}
+	if !sp.Start.IsValid() || src == nil {
 		fmt.Fprintf(&b, "%s: %s", sev, it.Msg)
 		if it.Hint != "" {
 			fmt.Fprintf(&b, "\nHINT: %s", it.Hint)
@@ -117,7 +122,7 @@ func (d *Diagnostics) Format(it Diagnostic) string {
 	} else {
 		fmt.Fprintf(&b, "%s:%d:%d: %s: %s", name, sp.Start.Line, sp.Start.Col, sev, it.Msg)
 	}
-	line := d.Src.Line(sp.Start.Line)
+	line := src.Line(sp.Start.Line)
 	first := sp.Start.Col - 1
 	last := len(line)
 	if end.Line == sp.Start.Line {

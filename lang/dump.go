@@ -44,6 +44,9 @@ func (d *dumper) probe(depth int, p *Probe) {
 	names := make([]string, len(p.Attach))
 	for i, a := range p.Attach {
 		names[i] = a.Raw
+		if a.Name != "" {
+			names[i] = a.Name + "=" + a.Raw
+		}
 	}
 	d.line(depth, "probe %s", strings.Join(names, ", "))
 	for _, a := range p.Attach {

@@ -527,6 +527,13 @@ func (sc *scanner) lexAttach() {
 	colon := false
 	for sc.pos < len(sc.src) {
 		c := sc.src[sc.pos]
+		if c == '=' && !colon && sc.pos > start && isProbeName(sc.src[start:sc.pos]) && sc.pos+1 < len(sc.src) && isIdentStart(sc.src[sc.pos+1]) {
+			// A probe's name, `name=provider:...` (bpftrace 0.25): part
+			// of the attach point, split off by ParseAttachPoint.
+			colon = false
+			sc.pos++
+			continue
+		}
 		if !isIdentChar(c) && strings.IndexByte("-./*?+:$#[]@~\"", c) < 0 {
 			break
 		}
@@ -556,6 +563,20 @@ func (sc *scanner) lexAttach() {
 		sc.pos++
 	}
 	sc.emit(tAttach, start)
+}
+
+// isProbeName reports whether s is an identifier, the name of a named
+// probe before its '='.
+func isProbeName(s string) bool {
+	if s == "" || !isIdentStart(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !isIdentChar(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // lexCDecl captures a top-level struct/union/enum/typedef declaration: up
@@ -826,11 +847,16 @@ func (sc *scanner) lexQuoted(q byte, kind tokenKind) {
 type lineIndex struct {
 	starts []int
 	n      int
-	shifts []int // sorted offsets
+	shifts []int   // sorted offsets
+	file   *Source // an imported script's positions name it (Pos.File)
 }
 
-func newLineIndex(text string, shifts []int) *lineIndex {
+func newLineIndex(src *Source, shifts []int) *lineIndex {
+	text := src.Text
 	li := &lineIndex{starts: []int{0}, n: len(text), shifts: shifts}
+	if src.imported {
+		li.file = src
+	}
 	for i := 0; i < len(text); i++ {
 		if text[i] == '\n' {
 			li.starts = append(li.starts, i+1)
@@ -861,5 +887,5 @@ func (li *lineIndex) pos(off int) Pos {
 			col++
 		}
 	}
-	return Pos{Offset: off, Line: lo + 1, Col: col}
+	return Pos{Offset: off, Line: lo + 1, Col: col, File: li.file}
 }

@@ -86,6 +86,9 @@ func (l *lowerer) program(g *gProgram) *Program {
 		case it.Macro != nil:
 			l.macro(it.Macro)
 		case it.Config != nil:
+			if !p.configSpan.Start.IsValid() {
+				p.configSpan = sp
+			}
 			for _, c := range it.Config.Items {
 				ci := &ConfigItem{Loc: Loc(l.span(c.Tokens)), Key: c.Key, Value: c.Value}
 				if strings.HasPrefix(c.Value, `"`) {
@@ -126,9 +129,6 @@ func (l *lowerer) program(g *gProgram) *Program {
 			p.Imports = append(p.Imports, &Import{Loc: Loc(sp), Path: path})
 		}
 	}
-	l.expandMacros(p)
-	hoistProgram(p, l.diags)
-	lowerRanges(p)
 	return p
 }
 
@@ -227,7 +227,8 @@ func (l *lowerer) probe(g *gProbe) *Probe {
 				hint = he.Hint
 			}
 			l.diags.Add(Error, sp, hint, "%s", err.Error())
-			ap = &AttachPoint{Loc: Loc(sp), Raw: a.Raw}
+			name, raw := SplitProbeName(a.Raw)
+			ap = &AttachPoint{Loc: Loc(sp), Raw: raw, Name: name}
 		}
 		p.Attach = append(p.Attach, ap)
 	}

@@ -16,6 +16,23 @@ const MaxTreeDepth = 1000
 // holding the errors in bpftrace's form (syntax errors are reported as
 // bpftrace's parser words them: "syntax error, unexpected ;").
 func Parse(src *Source) (prog *Program, err error) {
+	return ParseWith(src, ParseOptions{})
+}
+
+// ParseOptions configure ParseWith.
+type ParseOptions struct {
+	// Imports reads the scripts that `import "file";` (bpftrace 0.25)
+	// names and merges them into the program (import.go); without it
+	// the imports are only recorded in Program.Imports.
+	Imports bool
+	// ImportPaths are directories searched for imports after the
+	// script's own directory.
+	ImportPaths []string
+}
+
+// ParseWith parses src as Parse does, resolving its imports if opts say
+// so.
+func ParseWith(src *Source, opts ParseOptions) (prog *Program, err error) {
 	diags := &Diagnostics{Src: src}
 	defer func() {
 		// A bug in the parser must not become a crash for the user.
@@ -24,17 +41,16 @@ func Parse(src *Source) (prog *Program, err error) {
 			prog, err = nil, diags
 		}
 	}()
-	toks, shifts := lexShifts(src, diags)
-	if diags.HasErrors() {
+	l, prog := parseItems(src, diags)
+	if prog == nil {
 		return nil, diags
 	}
-	g, perr := parseTokens(toks)
-	if perr != nil {
-		syntaxError(src, toks, shifts, perr, diags)
-		return nil, diags
+	if opts.Imports && len(prog.Imports) > 0 {
+		resolveImports(l, prog, opts.ImportPaths)
 	}
-	l := &lowerer{src: src, li: newLineIndex(src.Text, nil), diags: diags}
-	prog = l.program(g)
+	l.expandMacros(prog)
+	hoistProgram(prog, l.diags)
+	lowerRanges(prog)
 	if !diags.HasErrors() {
 		checkDepth(prog, diags)
 	}
@@ -43,6 +59,23 @@ func Parse(src *Source) (prog *Program, err error) {
 		return nil, diags
 	}
 	return prog, nil
+}
+
+// parseItems lexes, parses and lowers the items of src, leaving macro
+// expansion and the passes after it to the caller; nil if src does not
+// parse.
+func parseItems(src *Source, diags *Diagnostics) (*lowerer, *Program) {
+	toks, shifts := lexShifts(src, diags)
+	if diags.HasErrors() {
+		return nil, nil
+	}
+	g, perr := parseTokens(toks)
+	if perr != nil {
+		syntaxError(src, toks, shifts, perr, diags)
+		return nil, nil
+	}
+	l := &lowerer{src: src, li: newLineIndex(src, nil), diags: diags}
+	return l, l.program(g)
 }
 
 // parseError is the parser's failure: the token (its index in the token
@@ -206,7 +239,7 @@ func bisonSpan(li *lineIndex, toks []token, i int) Span {
 // tokens it expected there (derived from the context: the innermost open
 // bracket and the token before).
 func syntaxError(src *Source, toks []token, shifts []int, perr *parseError, diags *Diagnostics) {
-	li := newLineIndex(src.Text, shifts)
+	li := newLineIndex(src, shifts)
 	isTerm := perr.term
 	i := perr.idx
 	if i >= len(toks) {

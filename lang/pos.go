@@ -8,6 +8,9 @@ type Pos struct {
 	Offset int
 	Line   int
 	Col    int
+	// File is the imported script (`import "file";`) the position is in;
+	// nil in the script itself.
+	File *Source
 }
 
 // IsValid reports whether p was set.
@@ -45,6 +48,8 @@ func Join(a, b Span) Span {
 type Source struct {
 	Name string
 	Text string
+
+	imported bool // read by an import: its positions name it (Pos.File)
 }
 
 // Line returns the text of 1-based line n, without its newline.
@@ -88,5 +93,9 @@ func (s *Source) PosAt(off int) Pos {
 			col++
 		}
 	}
-	return Pos{Offset: off, Line: line, Col: col}
+	p := Pos{Offset: off, Line: line, Col: col}
+	if s.imported {
+		p.File = s
+	}
+	return p
 }

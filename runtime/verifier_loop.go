@@ -29,7 +29,9 @@ func refusedLoop(spec *compiler.Spec, p *compiler.Program, at lang.Span) (header
 	if spec.Source == nil {
 		return lang.Span{}, false
 	}
-	prog, err := lang.Parse(spec.Source)
+	// With its imports, as gotrace.Compile parsed it: the clause
+	// numbers count the imported probes.
+	prog, err := lang.ParseWith(spec.Source, lang.ParseOptions{Imports: true})
 	if err != nil || prog == nil {
 		return lang.Span{}, false
 	}

@@ -473,7 +473,7 @@ func listProgram(c *config, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
 	}
-	prog, err := lang.Parse(src)
+	prog, err := lang.ParseWith(src, lang.ParseOptions{Imports: !c.compat.Legacy()})
 	if err != nil {
 		printError(stderr, err)
 		return 1

@@ -224,18 +224,26 @@ func (c *checker) checkDecls() {
 // put it: its locations only advance past whitespace, so a node's reported
 // start is the first character after the preceding whitespace.
 func (c *checker) btSpan(sp lang.Span) lang.Span {
-	if c.src == nil || !sp.Start.IsValid() {
+	src := c.src
+	if sp.Start.File != nil {
+		src = sp.Start.File // in an imported script
+	}
+	if src == nil || !sp.Start.IsValid() {
 		return sp
 	}
 	off := sp.Start.Offset
-	if off > len(c.src.Text) {
+	if off > len(src.Text) {
 		return sp
 	}
-	for off > 0 && !isSpace(c.src.Text[off-1]) {
+	for off > 0 && !isSpace(src.Text[off-1]) {
 		off--
 	}
 	if off != sp.Start.Offset {
-		sp.Start = c.posAt(off)
+		if sp.Start.File != nil {
+			sp.Start = src.PosAt(off)
+		} else {
+			sp.Start = c.posAt(off)
+		}
 	}
 	return sp
 }
@@ -265,32 +273,57 @@ func (c *checker) errorf(n lang.Node, format string, args ...any) {
 
 // tokenAfter finds the span of tok in the source after offset off, skipping
 // whitespace (for places bpftrace reports at an operator token).
-func (c *checker) tokenAfter(off int, tok string) lang.Span {
-	if c.src == nil {
+// The place is at's, in at's source (the script or an imported one).
+func (c *checker) tokenAfter(at lang.Pos, tok string) lang.Span {
+	src := c.srcOf(at)
+	if src == nil {
 		return lang.Span{}
 	}
-	t := c.src.Text
-	i := off
+	t := src.Text
+	i := at.Offset
+	if i < 0 || i > len(t) {
+		return lang.Span{}
+	}
 	for i < len(t) && isSpace(t[i]) {
 		i++
 	}
 	if strings.HasPrefix(t[i:], tok) {
-		return lang.Span{Start: c.posAt(i), End: c.posAt(i + len(tok))}
+		return lang.Span{Start: c.posIn(at, i), End: c.posIn(at, i+len(tok))}
 	}
 	return lang.Span{}
 }
 
+// srcOf is the source at is in: an imported script (Pos.File) or the
+// script.
+func (c *checker) srcOf(at lang.Pos) *lang.Source {
+	if at.File != nil {
+		return at.File
+	}
+	return c.src
+}
+
+// posIn is the position of offset off in at's source.
+func (c *checker) posIn(at lang.Pos, off int) lang.Pos {
+	if at.File != nil {
+		return at.File.PosAt(off)
+	}
+	return c.posAt(off)
+}
+
 // opSpan is the span of a binary operator token between x and y.
 func (c *checker) opSpan(e *lang.BinaryExpr) lang.Span {
-	sp := c.tokenAfter(e.X.Span().End.Offset, e.Op)
-	if !sp.Start.IsValid() && c.src != nil {
+	xe := e.X.Span().End
+	sp := c.tokenAfter(xe, e.Op)
+	if src := c.srcOf(xe); !sp.Start.IsValid() && src != nil {
 		// x may be parenthesized: its span ends inside the parentheses.
-		t := c.src.Text
-		i := e.X.Span().End.Offset
+		t := src.Text
+		i := xe.Offset
 		for i < len(t) && i < e.Y.Span().Start.Offset && (isSpace(t[i]) || t[i] == ')') {
 			i++
 		}
-		sp = c.tokenAfter(i, e.Op)
+		at := xe
+		at.Offset = i
+		sp = c.tokenAfter(at, e.Op)
 	}
 	if !sp.Start.IsValid() {
 		return e.Span()

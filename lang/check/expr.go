@@ -719,7 +719,7 @@ func (c *checker) dotSpan(e *lang.FieldExpr) lang.Span {
 	if e.Arrow {
 		tok = "->"
 	}
-	sp := c.tokenAfter(e.X.Span().End.Offset, tok)
+	sp := c.tokenAfter(e.X.Span().End, tok)
 	if !sp.Start.IsValid() {
 		return e.Span()
 	}
@@ -911,7 +911,7 @@ func (c *checker) cast(e *lang.CastExpr) *types.Type {
 	// bpftrace reports cast errors at the parenthesised type.
 	at := lang.Loc(e.Span())
 	if e.To != nil {
-		if cl := c.tokenAfter(e.To.Span().End.Offset, ")"); cl.Start.IsValid() {
+		if cl := c.tokenAfter(e.To.Span().End, ")"); cl.Start.IsValid() {
 			at = lang.Loc(lang.Span{Start: e.Span().Start, End: cl.End})
 		}
 	}
@@ -1087,9 +1087,9 @@ func (c *checker) strOfPositional(e *lang.CallExpr) bool {
 	if bin.Op != "+" || !isLit || lit.Value > uint64(len(text)) {
 		// bpftrace marks the operator and the right operand.
 		sp := lang.Span{Start: bin.Span().Start, End: bin.Span().End}
-		if xe, ys := bin.X.Span().End, bin.Y.Span().Start; c.src != nil && xe.IsValid() && ys.IsValid() && ys.Offset <= len(c.src.Text) && xe.Offset <= ys.Offset {
-			if i := strings.Index(c.src.Text[xe.Offset:ys.Offset], bin.Op); i >= 0 {
-				sp.Start = c.posAt(xe.Offset + i)
+		if xe, ys := bin.X.Span().End, bin.Y.Span().Start; c.srcOf(xe) != nil && xe.IsValid() && ys.IsValid() && ys.Offset <= len(c.srcOf(xe).Text) && xe.Offset <= ys.Offset {
+			if i := strings.Index(c.srcOf(xe).Text[xe.Offset:ys.Offset], bin.Op); i >= 0 {
+				sp.Start = c.posIn(xe, xe.Offset+i)
 			}
 		}
 		c.errAt(sp, "", "only addition of a single constant less or equal to the length of $%d (which is %d) is allowed inside str()", pos.N, len(text))

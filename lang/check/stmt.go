@@ -146,7 +146,7 @@ func (c *checker) unroll(s *lang.UnrollStmt) {
 	if s.Count != nil {
 		// bpftrace reports at `unroll(N)`.
 		sp.End = s.Count.Span().End
-		if end := c.tokenAfter(sp.End.Offset, ")"); end.Start.IsValid() {
+		if end := c.tokenAfter(sp.End, ")"); end.Start.IsValid() {
 			sp.End = end.End
 		}
 		c.expr(s.Count, ctxValue)
@@ -403,7 +403,7 @@ func (c *checker) compound(s *lang.AssignStmt, op string, old, rhs *types.Type) 
 		c.errAt(lang.Join(s.Lhs.Span(), s.Rhs.Span()), "", "Type mismatch for '%s': comparing '%s' with '%s'", bop, typeName(old), typeName(rhs))
 		return types.InvalidType
 	}
-	at := c.tokenAfter(s.Lhs.Span().End.Offset, op)
+	at := c.tokenAfter(s.Lhs.Span().End, op)
 	if !at.Start.IsValid() {
 		at = s.Span()
 	}
@@ -435,7 +435,7 @@ func (c *checker) assignVar(s *lang.AssignStmt, v *lang.VarExpr, op string) {
 		c.errorf(s.Rhs, "Invalid expression for assignment: none")
 		rt = types.InvalidType
 	}
-	eqSpan := c.tokenAfter(v.Span().End.Offset, "=")
+	eqSpan := c.tokenAfter(v.Span().End, "=")
 	if !eqSpan.Start.IsValid() {
 		eqSpan = s.Span()
 	}
@@ -529,7 +529,7 @@ func (c *checker) storeMap(st *mapState, m *lang.MapExpr, v *types.Type, at lang
 		st.info.Value = v
 	} else if !assignable(old, v) {
 		if old.Kind == types.Tuple && v.Kind == types.Tuple {
-			eq := c.tokenAfter(m.Span().End.Offset, "=")
+			eq := c.tokenAfter(m.Span().End, "=")
 			c.errAt(eq, "", "Tuple type mismatch: %s != %s.", typeName(old), typeName(v))
 		} else {
 			// bpftrace 0.17 leaves the closing quote off this message.

@@ -133,6 +133,13 @@ var cases = []compatCase{
 		v026:   "1\n",
 		v017:   "ERROR: Can not access field 'pid' on type 'struct task_struct *'. Try dereferencing it first, or using '->'",
 	},
+	{
+		// Added in bpftrace 0.25: `probe` is a named probe's name.
+		name:   "named probes",
+		script: `foo=BEGIN { printf("%s\n", probe); } bar=interval:ms:1, i:ms:2 { printf("%s\n", probe); exit(); }`,
+		v026:   "foo\nbar\n",
+		v017:   "ERROR: named probes (foo=) were added in bpftrace 0.25; --compat 0.17 follows bpftrace 0.17, which has no probe names",
+	},
 }
 
 func run(t *testing.T, version, script string) testkit.Result {

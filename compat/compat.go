@@ -186,6 +186,13 @@ func (v Version) StackModeFromEnv() bool { return v != V017 }
 // every probe) and reads a file name as a search pattern.
 func (v Version) ListsProgramProbes() bool { return v != V017 }
 
+// ListsAsFentry: bpftrace 0.26 names kfunc/kretfunc probes fentry/fexit
+// when it lists them (-l 'fentry:*' prints fentry:vmlinux:FUNC), lists a
+// software or hardware event's alias as an entry of its own
+// (software:cpu:), and lists interval:/profile: by their units
+// (interval:ms:); 0.17 prints kfunc:/kretfunc:, no aliases, no units.
+func (v Version) ListsAsFentry() bool { return v != V017 }
+
 // UnsignedKeysSigned: bpftrace 0.17 prints a 64-bit unsigned integer in a
 // map key as signed (@[(uint64)-1] is @[-1], a kernel address negative);
 // 0.26 prints it by its type.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler/layout"
 )
 
@@ -95,37 +96,74 @@ func requireKernelLists(t *testing.T) {
 	}
 }
 
-// TestListKfuncs: kfunc listing spells MODULE:FUNC as bpftrace 0.17 does,
-// and -lv prints each argument's C type and name from BTF, then retval.
+// TestListKfuncs: kfunc listing spells MODULE:FUNC as bpftrace 0.17 does
+// (as kfunc:, bpftrace 0.26 as fentry:), and -lv prints each argument's C
+// type and name from BTF, then retval.
 func TestListKfuncs(t *testing.T) {
 	requireKernelLists(t)
-	var b strings.Builder
-	if err := List(&b, "kfunc:vfs_rea*", false); err != nil {
-		t.Fatal(err)
+	list := func(pattern string, verbose bool, v compat.Version) string {
+		var b strings.Builder
+		if err := ListWith(&b, ListOptions{Pattern: pattern, Verbose: verbose, Compat: v}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
 	}
-	if !strings.HasPrefix(b.String(), "kfunc:vmlinux:vfs_read\n") {
-		t.Errorf("-l kfunc:vfs_rea*:\n%s", b.String())
+	got := list("kfunc:vfs_rea*", false, compat.V017)
+	if !strings.HasPrefix(got, "kfunc:vmlinux:vfs_read\n") {
+		t.Errorf("-l kfunc:vfs_rea*:\n%s", got)
 	}
-	for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+	for _, l := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
 		if !strings.HasPrefix(l, "kfunc:vmlinux:vfs_rea") {
 			t.Errorf("-l kfunc:vfs_rea* lists %q", l)
 		}
 	}
 	const args = "    struct file * file\n    char * buf\n    size_t count\n    loff_t * pos\n    ssize_t retval\n"
-	for _, c := range []struct{ pattern, want string }{
-		{"kfunc:vfs_read", "kfunc:vmlinux:vfs_read\n" + args},
-		{"kretfunc:vfs_read", "kretfunc:vmlinux:vfs_read\n" + args},
-		{"fentry:vmlinux:vfs_read", "kfunc:vmlinux:vfs_read\n" + args},
-		{"kfunc:vmlinux:vfs_rea", ""},
+	for _, c := range []struct {
+		pattern string
+		v       compat.Version
+		want    string
+	}{
+		{"kfunc:vfs_read", compat.V017, "kfunc:vmlinux:vfs_read\n" + args},
+		{"kretfunc:vfs_read", compat.V017, "kretfunc:vmlinux:vfs_read\n" + args},
+		{"fentry:vmlinux:vfs_read", compat.V017, "kfunc:vmlinux:vfs_read\n" + args},
+		{"kfunc:vmlinux:vfs_rea", compat.V017, ""},
 		// void: no retval line.
-		{"kfunc:vmlinux:fput", "kfunc:vmlinux:fput\n    struct file * file\n"},
+		{"kfunc:vmlinux:fput", compat.V017, "kfunc:vmlinux:fput\n    struct file * file\n"},
+		// bpftrace 0.26 names them fentry/fexit, whichever spelling is asked.
+		{"fentry:vmlinux:vfs_read", compat.V026, "fentry:vmlinux:vfs_read\n" + args},
+		{"kfunc:vfs_read", compat.V026, "fentry:vmlinux:vfs_read\n" + args},
+		{"fexit:vfs_read", compat.V026, "fexit:vmlinux:vfs_read\n" + args},
 	} {
-		b.Reset()
-		if err := List(&b, c.pattern, true); err != nil {
+		if got := list(c.pattern, true, c.v); got != c.want {
+			t.Errorf("-lv %s (%s):\n%s\nwant:\n%s", c.pattern, c.v, got, c.want)
+		}
+	}
+}
+
+// TestListTimersAndEvents: bpftrace 0.26 lists interval:/profile: by unit
+// and a software/hardware event's alias as an entry of its own; 0.17
+// lists no timers and no aliases.
+func TestListTimersAndEvents(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		v       compat.Version
+		want    string
+	}{
+		{"interval:*", compat.V026, "interval:hz:\ninterval:ms:\ninterval:s:\ninterval:us:\n"},
+		{"profile:*", compat.V026, "profile:hz:\nprofile:ms:\nprofile:s:\nprofile:us:\n"},
+		{"profile:m*", compat.V026, "profile:ms:\n"},
+		{"interval:*", compat.V017, ""},
+		{"software:cpu*", compat.V026, "software:cpu-clock:\nsoftware:cpu:\nsoftware:cpu-migrations:\n"},
+		{"software:cpu*", compat.V017, "software:cpu-clock:\nsoftware:cpu-migrations:\n"},
+		{"software:faults", compat.V026, "software:faults:\n"},
+		{"hardware:cycles", compat.V026, "hardware:cycles:\n"},
+	} {
+		var b strings.Builder
+		if err := ListWith(&b, ListOptions{Pattern: c.pattern, Compat: c.v}); err != nil {
 			t.Fatal(err)
 		}
 		if b.String() != c.want {
-			t.Errorf("-lv %s:\n%s\nwant:\n%s", c.pattern, b.String(), c.want)
+			t.Errorf("-l %s (%s):\n%s\nwant:\n%s", c.pattern, c.v, b.String(), c.want)
 		}
 	}
 }

@@ -119,7 +119,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return listProgram(c, stdin, stdout, stderr)
 	case c.list:
 		// bpftrace 0.17 lists every probe for -l -e PROG.
-		if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: c.listPattern, Verbose: c.verbose, PID: c.pid}); err != nil {
+		if c.compat.ListsProgramProbes() && c.program == "" && looksLikeFile(c.listPattern) {
+			fmt.Fprintf(stderr, "WARNING: It appears that '%s' is a filename but the file does not exist. Treating '%s' as a search pattern.\n", c.listPattern, c.listPattern)
+		}
+		if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: c.listPattern, Verbose: c.verbose, PID: c.pid, Compat: c.compat}); err != nil {
 			printError(stderr, err)
 			return 1
 		}
@@ -454,6 +457,12 @@ func readTraceable(file string) ([]string, error) {
 	return funcs, nil
 }
 
+// looksLikeFile: a -l pattern with a '.' and no ':' or '*' reads as a
+// file name (bpftrace 0.26 warns when no such file exists).
+func looksLikeFile(pattern string) bool {
+	return strings.Contains(pattern, ".") && !strings.ContainsAny(pattern, ":*")
+}
+
 // isFile reports whether name is an existing regular file.
 func isFile(name string) bool {
 	if name == "" {
@@ -480,12 +489,30 @@ func listProgram(c *config, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	for _, p := range prog.Probes {
 		for _, ap := range p.Attach {
+			pattern := ap.Raw
 			switch ap.Provider {
-			case "BEGIN", "END", "begin", "end", "interval", "profile", "watchpoint", "asyncwatchpoint", "self":
+			case "interval", "profile", "i", "p":
+				// bpftrace 0.26 lists a timer by its unit: interval:ms:.
+				if ap.Unit != "" {
+					kind := ap.Provider
+					if kind == "i" {
+						kind = "interval"
+					} else if kind == "p" {
+						kind = "profile"
+					}
+					fmt.Fprintf(stdout, "%s:%s:\n", kind, ap.Unit)
+					continue
+				}
 				fmt.Fprintln(stdout, ap.Raw)
 				continue
+			case "BEGIN", "END", "begin", "end", "watchpoint", "asyncwatchpoint", "self":
+				fmt.Fprintln(stdout, ap.Raw)
+				continue
+			case "software", "hardware", "s", "h":
+				// The event, not its count: software:cpu:1e6 lists software:cpu:.
+				pattern = ap.Provider + ":" + ap.Func
 			}
-			if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: ap.Raw, Verbose: c.verbose, PID: c.pid}); err != nil {
+			if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: pattern, Verbose: c.verbose, PID: c.pid, Compat: c.compat}); err != nil {
 				printError(stderr, err)
 				return 1
 			}

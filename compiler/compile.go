@@ -254,8 +254,9 @@ type progKind struct {
 
 func kindOf(ap *lang.AttachPoint) (progKind, error) {
 	switch ap.Provider {
-	case "BEGIN", "END", "bench", "test":
-		// Run with BPF_PROG_TEST_RUN, never attached (bench: --mode bench).
+	case "BEGIN", "END", "bench", "test", "self":
+		// Run with BPF_PROG_TEST_RUN, never attached (bench: --mode bench;
+		// self:signal: when the tracer receives the signal).
 		return progKind{typ: ebpf.RawTracepoint, abbrev: strings.ToLower(ap.Provider)}, nil
 	case "tracepoint":
 		return progKind{typ: ebpf.TracePoint, abbrev: "tp"}, nil

@@ -160,6 +160,7 @@ func (e *ProbeError) Error() string {
 // plan is the expanded set of probes of a Spec.
 type plan struct {
 	begin, end []*compiler.Program
+	signal     []*compiler.Program // self:signal:SIGUSR1, in script order
 	groups     []probeGroup
 	total      int          // probes counted as bpftrace counts them (BEGIN/END included)
 	bench      []benchProbe // bench:NAME probes, in script order (--mode bench)
@@ -190,6 +191,10 @@ func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
 				continue
 			case "END":
 				pl.end = append(pl.end, p)
+				pl.total++
+				continue
+			case "self":
+				pl.signal = append(pl.signal, p)
 				pl.total++
 				continue
 			case "bench":
@@ -553,18 +558,33 @@ var attachReverse = map[string]bool{
 	"software": true, "kfunc": true, "lsm": true,
 }
 
+// reverseAttach: whether ap's probe type runs the handler attached last
+// first. A software clock event (cpu-clock, task-clock) is the exception:
+// each such perf event has its own timer, so the one attached first fires
+// first and they attach in script order (bpftrace's probe.software_order
+// test on software:cpu:1e6).
+func reverseAttach(ap *lang.AttachPoint) bool {
+	if ap.Provider == "software" || ap.Provider == "s" {
+		switch ap.Func {
+		case "cpu", "cpu-clock", "task-clock":
+			return false
+		}
+	}
+	return attachReverse[ap.Provider]
+}
+
 // attachOrder is the order Attach attaches groups in, as bpftrace 0.17:
 // first the forward types in script order, then the reverse types in
 // reverse script order.
 func attachOrder(groups []probeGroup) []probeGroup {
 	out := make([]probeGroup, 0, len(groups))
 	for _, g := range groups {
-		if !attachReverse[g.ap.Provider] {
+		if !reverseAttach(g.ap) {
 			out = append(out, g)
 		}
 	}
 	for i := len(groups) - 1; i >= 0; i-- {
-		if attachReverse[groups[i].ap.Provider] {
+		if reverseAttach(groups[i].ap) {
 			out = append(out, groups[i])
 		}
 	}

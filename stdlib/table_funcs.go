@@ -265,7 +265,7 @@ var _ = rows(
 		Probes: []string{"uprobe", "uretprobe", "usdt"},
 		Doc:    "address of a symbol in the probed binary",
 		Check: func(c Checker, call *Call) *types.Type {
-			if !notIn(c, call, "BEGIN", "END", "interval", "profile", "software", "hardware", "tracepoint", "kprobe", "kretprobe") {
+			if !notIn(c, call, "BEGIN", "END", "self", "interval", "profile", "software", "hardware", "tracepoint", "kprobe", "kretprobe") {
 				return types.InvalidType
 			}
 			name, ok := wantStrLit(c, call, 0)
@@ -304,7 +304,7 @@ var _ = rows(
 	&Builtin{Name: "reg", Kind: Func, Sig: "reg(string name)", MinArgs: 1, MaxArgs: 1,
 		Doc: "value of a CPU register at the probe (pt_regs)",
 		Check: func(c Checker, call *Call) *types.Type {
-			if !notIn(c, call, "BEGIN", "END", "interval", "tracepoint", "kfunc", "kretfunc") {
+			if !notIn(c, call, "BEGIN", "END", "self", "interval", "tracepoint", "kfunc", "kretfunc") {
 				return types.InvalidType
 			}
 			name, ok := wantStrLit(c, call, 0)
@@ -566,7 +566,7 @@ func signalRow(name, helper, doc string) *Builtin {
 	return &Builtin{Name: name, Kind: Func, Sig: name + "(string|int sig)", MinArgs: 1, MaxArgs: 1, Unsafe: true,
 		Helpers: []string{helper}, Doc: doc,
 		Check: func(c Checker, call *Call) *types.Type {
-			if !notIn(c, call, "BEGIN", "END", "interval") {
+			if !notIn(c, call, "BEGIN", "END", "self", "interval") {
 				return types.InvalidType
 			}
 			a := call.Args[0]

@@ -15,11 +15,10 @@ import (
 // functions), -lv with each argument's C type, and -l without a pattern
 // covering both. Where bpftrace can list the same probes on this kernel
 // (it cannot when available_filter_functions is unreadable or kfuncs are
-// unavailable), the outputs must be identical. (As bpftrace 0.17: 0.26
-// spells kfunc fentry, TestListV026.)
+// unavailable), the outputs must be identical. (As bpftrace 0.17, the
+// tests' default: 0.26 spells kfunc fentry, TestListV026.)
 func TestListKernelFunctions(t *testing.T) {
 	testkit.Require(t, testkit.Root, testkit.BTF, testkit.Tracefs, testkit.Go)
-	t.Setenv("GOTRACE_COMPAT", "0.17")
 	const vfsRead = "    struct file * file\n    char * buf\n    size_t count\n    loff_t * pos\n    ssize_t retval\n"
 	for _, c := range []struct {
 		args   []string
@@ -119,7 +118,7 @@ func TestListV026(t *testing.T) {
 		// Not a file name: no warning.
 		{args: []string{"-l", "software:no.such"}},
 	} {
-		r := gt(t, 60*time.Second, c.args...)
+		r := gt(t, 60*time.Second, append([]string{"--compat", "0.26"}, c.args...)...)
 		if r.ExitCode != 0 {
 			t.Fatalf("%q: exit %d, stderr:\n%s", c.args, r.ExitCode, r.Stderr)
 		}
@@ -127,7 +126,7 @@ func TestListV026(t *testing.T) {
 		expectOutput(t, strings.Join(c.args, " ")+" stderr", r.Stderr, c.warn)
 	}
 	if testkit.Check(testkit.BTF) == nil {
-		r := gt(t, 60*time.Second, "-l", "fentry:vmlinux:vfs_read")
+		r := gt(t, 60*time.Second, "--compat", "0.26", "-l", "fentry:vmlinux:vfs_read")
 		expectOutput(t, "-l fentry:vmlinux:vfs_read", r.Stdout, "fentry:vmlinux:vfs_read\n")
 	}
 }

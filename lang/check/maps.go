@@ -178,7 +178,7 @@ func (c *checker) mapRead(m *lang.MapExpr) *types.Type {
 // probeKind is bpftrace 0.17's name of a provider in context messages.
 func probeKind(p string) string {
 	switch p {
-	case "BEGIN", "END":
+	case "BEGIN", "END", "self":
 		return "special"
 	}
 	return p

@@ -13,7 +13,7 @@ const maxDepth = 1000
 
 var knownProviders = []string{"BEGIN", "END", "tracepoint", "rawtracepoint", "kprobe", "kretprobe",
 	"uprobe", "uretprobe", "usdt", "kfunc", "kretfunc", "profile", "interval", "software",
-	"hardware", "watchpoint", "asyncwatchpoint", "iter", "bench", "test"}
+	"hardware", "watchpoint", "asyncwatchpoint", "iter", "bench", "test", "self"}
 
 func (c *checker) checkProbe(p *lang.Probe) {
 	c.probe = p

@@ -216,20 +216,31 @@ func ListWith(w io.Writer, o ListOptions) error {
 		}
 	}
 	if explicit && prov == "usdt" {
-		target, pat, _ := strings.Cut(rest, ":")
-		if pat == "" {
-			pat = "*"
-		}
-		probes, err := USDTProbes(target, 0)
-		if err != nil {
+		if err := listUSDT(bw, rest, 0); err != nil {
 			return err
 		}
-		for _, p := range probes {
-			full := p.Provider + ":" + p.Name
-			// PATTERN matches PROVIDER:NAME, or NAME alone.
-			if glob(pat, full) || glob(pat, p.Name) {
-				fmt.Fprintf(bw, "usdt:%s:%s\n", p.Path, full)
-			}
+	}
+	return nil
+}
+
+// listUSDT prints usdt:FILE:PROVIDER:NAME for the probes rest
+// ("TARGET[:[PROVIDER:]NAME]") matches: TARGET a file, a path pattern, or
+// (with pid) "*" for every file the process maps; an empty or absent
+// PROVIDER matches any.
+func listUSDT(w io.Writer, rest string, pid int) error {
+	target, pat, _ := strings.Cut(rest, ":")
+	if pat == "" {
+		pat = "*"
+	}
+	probes, err := USDTProbes(target, pid)
+	if err != nil {
+		return err
+	}
+	for _, p := range probes {
+		full := p.Provider + ":" + p.Name
+		// PATTERN matches PROVIDER:NAME, or NAME alone ("::NAME" too).
+		if glob(pat, full) || glob(pat, p.Name) || strings.HasPrefix(pat, ":") && glob(pat[1:], p.Name) {
+			fmt.Fprintf(w, "usdt:%s:%s\n", p.Shown, full)
 		}
 	}
 	return nil
@@ -324,6 +335,20 @@ func listPIDUprobes(w io.Writer, o ListOptions) error {
 		prov, rest = "uprobe", o.Pattern
 	}
 	prov = canonicalProvider(prov)
+	if !hasProv || glob(prov, "usdt") {
+		// The USDT probes of every file the process maps (after its
+		// uprobes when no provider is given).
+		defer func() {
+			usdtRest := rest
+			if !hasProv {
+				usdtRest = "*:" + rest
+			}
+			if !strings.Contains(usdtRest, ":") {
+				usdtRest += ":*"
+			}
+			_ = listUSDT(bw, usdtRest, o.PID)
+		}()
+	}
 	if !glob(prov, "uprobe") && !glob(prov, "uretprobe") {
 		return nil
 	}

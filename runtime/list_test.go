@@ -2,7 +2,7 @@ package runtime
 
 import (
 	"errors"
-	"github.com/gotrace/gotrace/internal/testkit"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/internal/testkit"
 )
 
 func TestListSearchCharacters(t *testing.T) {
@@ -286,5 +287,66 @@ func TestCDecl(t *testing.T) {
 		if got := cDecl(c.t, c.name); got != c.want {
 			t.Errorf("cDecl(%v, %q) = %q, want %q", c.t, c.name, got, c.want)
 		}
+	}
+}
+
+// TestListUSDTByFileAndPID: usdt listing spells a file as the pattern does (./bin,
+// each match of ./bin* so), matches an empty provider part as any, and
+// with -p lists the probes of every file the process maps (after its
+// uprobes when no pattern is given).
+func TestListUSDTByFileAndPID(t *testing.T) {
+	testkit.Require(t, testkit.SDT)
+	bin := testkit.Helper(t, "usdt")
+	probes, err := USDTProbes(bin, 0)
+	if err != nil || len(probes) == 0 {
+		t.Fatalf("probes of the helper: %v %v", probes, err)
+	}
+	dir := t.TempDir()
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"usdtA", "usdtB"} {
+		if err := os.WriteFile(filepath.Join(dir, n), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	var all, loopAB strings.Builder
+	for _, p := range probes {
+		fmt.Fprintf(&all, "usdt:./usdtA:%s:%s\n", p.Provider, p.Name)
+	}
+	for _, f := range []string{"./usdtA", "./usdtB"} {
+		fmt.Fprintf(&loopAB, "usdt:%s:gotrace:loop\n", f)
+	}
+	list := func(o ListOptions) string {
+		var b strings.Builder
+		if err := ListWith(&b, o); err != nil {
+			t.Fatalf("-l %s: %v", o.Pattern, err)
+		}
+		return b.String()
+	}
+	for _, c := range []struct{ pattern, want string }{
+		{"usdt:./usdtA:*", all.String()},
+		{"usdt:./usdtA", all.String()},
+		{"usdt:./usdtA:gotrace:loop", "usdt:./usdtA:gotrace:loop\n"},
+		{"usdt:./usdtA::loop", "usdt:./usdtA:gotrace:loop\n"},
+		{"usdt:./usdtA:nosuch:loop", ""},
+		{"usdt:./usdt*:gotrace:loop", loopAB.String()},
+	} {
+		if got := list(ListOptions{Pattern: c.pattern}); got != c.want {
+			t.Errorf("-l %s:\n%s\nwant:\n%s", c.pattern, got, c.want)
+		}
+	}
+
+	h := testkit.StartHelper(t, "usdt", "1")
+	defer h.Go()
+	want := fmt.Sprintf("usdt:%s:gotrace:loop\n", bin)
+	if got := list(ListOptions{Pattern: "usdt:*:gotrace:loop", PID: h.Pid}); got != want {
+		t.Errorf("-l usdt:*:gotrace:loop -p PID:\n%s\nwant:\n%s", got, want)
+	}
+	got := list(ListOptions{PID: h.Pid})
+	if !strings.Contains(got, "\n"+want) || !strings.HasPrefix(got, "uprobe:") {
+		t.Errorf("-l -p PID lists no uprobes first or not %q:\n%s", want, got)
 	}
 }

@@ -65,6 +65,11 @@ type Env struct {
 	// Stderr, when set, receives warnings about a place in the script in
 	// bpftrace's form (stdin:L:C-C: WARNING: ..., the line, the marker).
 	Stderr io.Writer
+	// MissingProbes is bpftrace 0.26's missing_probes setting for an
+	// attach point that matches nothing: "error" (the default), "warn"
+	// (skip it, saying so) or "ignore" (skip it); "legacy" keeps bpftrace
+	// 0.17's error ("could not resolve symbol ...").
+	MissingProbes string
 
 	src *lang.Source // the script, for warnAt
 }
@@ -123,6 +128,14 @@ func providerFor(ap *lang.AttachPoint) (provider, error) {
 	}
 	return p, nil
 }
+
+// noMatchError is a provider's Expand finding nothing an attach point
+// names (a missing function, a pattern that matches none): what
+// missing_probes decides about.
+type noMatchError struct{ err error }
+
+func (e *noMatchError) Error() string { return e.err.Error() }
+func (e *noMatchError) Unwrap() error { return e.err }
 
 // apName is an attach point as the user wrote it.
 func apName(ap *lang.AttachPoint) string {
@@ -212,6 +225,25 @@ func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
 				prov = rawSyscallProvider{}
 			}
 			probes, err := prov.Expand(ap, env)
+			var nm *noMatchError
+			if errors.As(err, &nm) && env.MissingProbes != "legacy" {
+				// bpftrace 0.26's words, per missing_probes.
+				what := strings.TrimPrefix(apName(ap), ap.Raw[:strings.IndexByte(ap.Raw+":", ':')+1])
+				msg := fmt.Sprintf("No matches for %s %s.", ap.Provider, what)
+				switch env.MissingProbes {
+				case "ignore":
+					continue
+				case "warn":
+					env.warnAt(ap, msg+" Skipping.")
+					continue
+				}
+				var he *lang.HintError
+				hint := ""
+				if errors.As(err, &he) {
+					hint = he.Hint
+				}
+				err = &lang.HintError{Msg: msg, Hint: hint}
+			}
 			if err != nil {
 				return nil, &ProbeError{Src: l.Spec.Source, AP: ap, Err: err}
 			}

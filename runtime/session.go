@@ -127,7 +127,10 @@ func (s *session) run(ctx context.Context) (err error) {
 	}
 
 	env := &Env{PID: s.opts.PID, Warn: func(msg string) { fmt.Fprintf(s.opts.Stderr, "WARNING: %s\n", msg) },
-		Progress: s.opts.Stderr, Verbose: s.opts.Verbose, Stderr: s.opts.Stderr}
+		Progress: s.opts.Stderr, Verbose: s.opts.Verbose, Stderr: s.opts.Stderr, MissingProbes: s.opts.MissingProbes}
+	if s.opts.Compat.Legacy() {
+		env.MissingProbes = "legacy"
+	}
 	if s.opts.Quiet {
 		env.Progress = nil // -q: no progress line, even on a terminal
 	}

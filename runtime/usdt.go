@@ -591,7 +591,7 @@ func (usdtProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
 		if provider != "" {
 			spec = provider + ":" + name
 		}
-		return nil, fmt.Errorf("no USDT probe %s in %s", spec, where)
+		return nil, &noMatchError{fmt.Errorf("no USDT probe %s in %s", spec, where)}
 	}
 	return out, nil
 }

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -15,7 +19,7 @@ import (
 // such probes keeps running until then; probe and probetype name them.
 func TestSelfSignal(t *testing.T) {
 	requireTracing(t)
-	tr := testkit.StartTracer(t, 30*time.Second, testkit.Gotrace(t), "--compat", "0.26", "-e",
+	tr := testkit.StartTracer(t, 30*time.Second, testkit.Gotrace(t), "--compat", "0.26", "-B", "line", "-e",
 		`self:signal:SIGUSR1 { @n++; printf("first %d\n", @n); }
 		 self:signal:SIGUSR1 { printf("second %s %s\n", probe, probetype); if (@n == 2) { exit(); } }`)
 	for i := 1; i <= 2; i++ {
@@ -48,5 +52,72 @@ func TestSoftwareClockOrder(t *testing.T) {
 	}
 	if !regexp.MustCompile(`^(first)+ second\n`).MatchString(r.Stdout) {
 		mismatch(t, "stdout %q, want (first)+ second", r.Stdout)
+	}
+}
+
+// TestMissingProbes: an attach point that matches nothing is bpftrace
+// 0.26's "No matches for uprobe FILE:FUNC." error, or with config =
+// { missing_probes = "warn" } a warning while the other probes run;
+// bpftrace 0.17 says "could not resolve symbol".
+func TestMissingProbes(t *testing.T) {
+	requireTracing(t)
+	bin := testkit.Helper(t, "ufunc")
+	probes := "uprobe:" + bin + ":target,uprobe:" + bin + ":no_such_function"
+	col := len(probes) - len("uprobe:"+bin+":no_such_function") + 1
+	r := gt(t, 30*time.Second, "--compat", "0.26", "-e", probes+" { @n = count(); }", "-c", bin+" 8")
+	want := fmt.Sprintf("stdin:1:%d-%d: ERROR: No matches for uprobe %s:no_such_function.\n", col, len(probes)+1, bin)
+	if r.ExitCode == 0 || !strings.HasPrefix(r.Stderr, want) {
+		mismatch(t, "exit %d, stderr:\n%s\nwant it to start:\n%s", r.ExitCode, r.Stderr, want)
+	}
+	r = gt(t, 30*time.Second, "--compat", "0.26", "-e", `config = { missing_probes = "warn" } `+probes+" { @n = count(); }", "-c", bin+" 8")
+	if r.ExitCode != 0 {
+		t.Fatalf("warn: exit %d, stderr:\n%s", r.ExitCode, r.Stderr)
+	}
+	expectOutput(t, "warn: stdout", body(r.Stdout), "\n\n@n: 8\n")
+	if w := fmt.Sprintf(": WARNING: No matches for uprobe %s:no_such_function. Skipping.\n", bin); !strings.Contains(r.Stderr, w) {
+		mismatch(t, "warn: stderr lacks %q:\n%s", w, r.Stderr)
+	}
+	r = gt(t, 30*time.Second, "--compat", "0.17", "-e", probes+" { @n = count(); }", "-c", bin+" 8")
+	if w := ": ERROR: could not resolve symbol: " + bin + ":no_such_function\n"; r.ExitCode == 0 || !strings.Contains(r.Stderr, w) {
+		mismatch(t, "0.17: exit %d, stderr lacks %q:\n%s", r.ExitCode, w, r.Stderr)
+	}
+}
+
+// TestUprobeNames: the probe builtin names a uprobe's file as the script
+// wrote it (a relative path stays relative, each file a path wildcard
+// matches so), and uprobe:*:FUNC -p PID probes FUNC in every file the
+// process maps, named by its path there.
+func TestUprobeNames(t *testing.T) {
+	requireTracing(t)
+	bin := testkit.Helper(t, "ufunc")
+	dir := t.TempDir()
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ufunc"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(testkit.Gotrace(t), "--compat", "0.26", "-e",
+		`uprobe:./ufun*:chain_* { @[probe] = count(); }`, "-c", "./ufunc 4")
+	cmd.Dir = dir
+	r := testkit.RunBounded(t, 30*time.Second, cmd)
+	if r.ExitCode != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.ExitCode, r.Stderr)
+	}
+	expectOutput(t, "stdout", body(r.Stdout), "\n\n@[uprobe:./ufunc:chain_a]: 4\n@[uprobe:./ufunc:chain_b]: 4\n")
+
+	h := testkit.StartHelper(t, "ufunc", "4")
+	tr := testkit.StartTracer(t, 30*time.Second, testkit.Gotrace(t), "--compat", "0.26",
+		"-p", fmt.Sprint(h.Pid), "-e", `uprobe:*:target { @[probe] = count(); }`)
+	h.Go()
+	h.Wait(10 * time.Second)
+	g := tr.Wait(10 * time.Second)
+	if g.ExitCode != 0 {
+		t.Fatalf("-p: exit %d, stderr:\n%s", g.ExitCode, g.Stderr)
+	}
+	expectOutput(t, "-p stdout", g.Stdout, "\n\n@[uprobe:"+bin+":target]: 4\n")
+	if !strings.Contains(g.Stderr, "Attached 1 probe\n") {
+		mismatch(t, "-p: stderr lacks 'Attached 1 probe':\n%s", g.Stderr)
 	}
 }

@@ -251,6 +251,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		Mode:           c.mode,
 		// config = { print_maps_on_exit = 0 } (or its variable).
 		NoExitMaps: compiled.Settings != nil && !compiled.Settings.Bool("print_maps_on_exit"),
+		// config = { missing_probes = "warn" } (or BPFTRACE_MISSING_PROBES).
+		MissingProbes: settingOr(compiled.Settings, "missing_probes"),
 		OnLoad: func(l *runtime.Loaded) {
 			// One STACK_TRACE map per (kernel/user, frame limit): stack_k,
 			// stack_u, stack_k_N, stack_u_N (compiler/ABI.md).
@@ -455,6 +457,14 @@ func readTraceable(file string) ([]string, error) {
 		}
 	}
 	return funcs, nil
+}
+
+// settingOr is a setting's value, or "" without settings.
+func settingOr(s *cfg.Settings, name string) string {
+	if s == nil {
+		return ""
+	}
+	return s.Get(name)
 }
 
 // looksLikeFile: a -l pattern with a '.' and no ':' or '*' reads as a

@@ -193,6 +193,11 @@ func (v Version) ListsProgramProbes() bool { return v != V017 }
 // (interval:ms:); 0.17 prints kfunc:/kretfunc:, no aliases, no units.
 func (v Version) ListsAsFentry() bool { return v != V017 }
 
+// ArgsValue: in bpftrace 0.26 a uprobe's `args` used whole (stored in a
+// map, a map key, a tuple, printed) is a struct value of its parameters,
+// printed { .n = 0x..., .c = 120 }; 0.17 handles it as a pointer.
+func (v Version) ArgsValue() bool { return v != V017 }
+
 // UnsignedKeysSigned: bpftrace 0.17 prints a 64-bit unsigned integer in a
 // map key as signed (@[(uint64)-1] is @[-1], a kernel address negative);
 // 0.26 prints it by its type.

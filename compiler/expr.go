@@ -767,6 +767,9 @@ func (g *gen) evalMem(e lang.Expr) (mem, error) {
 	case *lang.MapExpr:
 		return g.mapReadMem(e)
 	case *lang.BuiltinExpr, *lang.IdentExpr:
+		if isArgs(e) && t.Kind == types.Record {
+			return g.argsValue(e, t)
+		}
 		name, _, _ := builtinCall(e)
 		return g.builtinMem(e, name, nil)
 	case *lang.CallExpr:

@@ -121,3 +121,23 @@ func TestUprobeNames(t *testing.T) {
 		mismatch(t, "-p: stderr lacks 'Attached 1 probe':\n%s", g.Stderr)
 	}
 }
+
+// TestUprobeArgsValue: a uprobe's args used whole is the record of its
+// DWARF parameters (bpftrace 0.26): a map value, a map key, a tuple
+// element, print()'s argument, *args; args.f still reads one parameter.
+func TestUprobeArgsValue(t *testing.T) {
+	requireTracing(t)
+	bin := testkit.Helper(t, "ufunc")
+	r := gt(t, 30*time.Second, "--compat", "0.26", "-e",
+		"uprobe:"+bin+":target { @[args] = count(); @t[args.a] = (1, args, \"x\"); } uprobe:"+bin+":point_sum { @p = *args; }",
+		"-c", bin+" 8")
+	if r.ExitCode != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.ExitCode, r.Stderr)
+	}
+	expectOutput(t, "stdout", body(r.Stdout), "\n\n"+
+		"@[{ .a = 0, .b = 4294967296 }]: 2\n@[{ .a = 1, .b = 4294967297 }]: 2\n"+
+		"@[{ .a = 2, .b = 4294967298 }]: 2\n@[{ .a = 3, .b = 4294967299 }]: 2\n"+
+		"@p: { .p = 0x404070 }\n"+
+		"@t[0]: (1, { .a = 0, .b = 4294967296 }, x)\n@t[1]: (1, { .a = 1, .b = 4294967297 }, x)\n"+
+		"@t[2]: (1, { .a = 2, .b = 4294967298 }, x)\n@t[3]: (1, { .a = 3, .b = 4294967299 }, x)\n")
+}

@@ -141,3 +141,31 @@ func TestUprobeArgsValue(t *testing.T) {
 		"@t[0]: (1, { .a = 0, .b = 4294967296 }, x)\n@t[1]: (1, { .a = 1, .b = 4294967297 }, x)\n"+
 		"@t[2]: (1, { .a = 2, .b = 4294967298 }, x)\n@t[3]: (1, { .a = 3, .b = 4294967299 }, x)\n")
 }
+
+// TestUaddrPIE: uaddr() in a uprobe of a position-independent executable
+// is the symbol's address in the running process (the load address is
+// the kernel's choice), so reading through it gives the global's value.
+func TestUaddrPIE(t *testing.T) {
+	requireTracing(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "pie.c")
+	bin := filepath.Join(dir, "pie")
+	const prog = `
+int GLOBAL_A = 0x55555555;
+long GLOBAL_C = 0x33333333;
+__attribute__((noipa)) int probed(int x) { return x + GLOBAL_A; }
+int main(void) { return probed(1) == 0; }
+`
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-O1", "-fPIE", "-pie", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	r := gt(t, 30*time.Second, "--compat", "0.26", "-e",
+		`uprobe:`+bin+`:probed { printf("0x%x -- 0x%x\n", *uaddr("GLOBAL_A"), *(int64 *)uaddr("GLOBAL_C")); exit(); }`, "-c", bin)
+	if r.ExitCode != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.ExitCode, r.Stderr)
+	}
+	expectOutput(t, "stdout", body(r.Stdout), "0x55555555 -- 0x33333333\n\n\n")
+}

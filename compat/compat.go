@@ -198,6 +198,12 @@ func (v Version) ListsAsFentry() bool { return v != V017 }
 // printed { .n = 0x..., .c = 120 }; 0.17 handles it as a pointer.
 func (v Version) ArgsValue() bool { return v != V017 }
 
+// HelperCheckReads: bpftrace 0.26's -k reports failed probe reads and map
+// lookups (0.17's -kk); 0.17's -k only failed map updates and deletes.
+// 0.26's helper_error JSON object also has the error's text ("msg") and
+// the script's file name.
+func (v Version) HelperCheckReads() bool { return v != V017 }
+
 // UnsignedKeysSigned: bpftrace 0.17 prints a 64-bit unsigned integer in a
 // map key as signed (@[(uint64)-1] is @[-1], a kernel address negative);
 // 0.26 prints it by its type.

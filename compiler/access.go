@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	goruntime "runtime"
+
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/gotrace/gotrace/lang"
@@ -104,16 +106,33 @@ func (g *gen) ptrSpace(t *types.Type) types.AddrSpace {
 	switch g.ap.Provider {
 	case "uprobe", "uretprobe", "usdt":
 		return types.AddrUser
+	case "BEGIN", "END", "self":
+		// bpftrace's special probes run in no process's context: a
+		// pointer of no known space is read with bpf_probe_read, which
+		// picks the space by the address (probeRead).
+		if goruntime.GOARCH == "amd64" {
+			return types.AddrNone
+		}
 	}
 	return types.AddrKernel
 }
 
+// readHelper is the probe-read helper for memory of space: the user or
+// kernel one, or for a pointer of no known space (AddrNone, special
+// probes on amd64) the original bpf_probe_read, as bpftrace.
+func readHelper(space types.AddrSpace) asm.BuiltinFunc {
+	switch space {
+	case types.AddrUser:
+		return asm.FnProbeReadUser
+	case types.AddrNone:
+		return asm.FnProbeRead
+	}
+	return asm.FnProbeReadKernel
+}
+
 // probeRead emits bpf_probe_read_{kernel,user}(&dst, size, src).
 func (g *gen) probeRead(dst mem, size int, src asm.Register, space types.AddrSpace) {
-	fn := asm.FnProbeReadKernel
-	if space == types.AddrUser {
-		fn = asm.FnProbeReadUser
-	}
+	fn := readHelper(space)
 	g.addr(asm.R1, dst)
 	g.emit(asm.Mov.Imm(asm.R2, int32(size)), asm.Mov.Reg(asm.R3, src), fn.Call())
 }

@@ -169,3 +169,21 @@ int main(void) { return probed(1) == 0; }
 	}
 	expectOutput(t, "stdout", body(r.Stdout), "0x55555555 -- 0x33333333\n\n\n")
 }
+
+// TestHelperErrors026: bpftrace 0.26's -k reports a failed read (0.17's
+// -kk); in a special probe a pointer of no known space is read with
+// bpf_probe_read, so NULL is EFAULT as in bpftrace; the JSON object has
+// the error's text and the script's name.
+func TestHelperErrors026(t *testing.T) {
+	requireTracing(t)
+	script := `struct foo {int a;}; begin { $tmp = ((struct foo*) 0).a;  }`
+	r := gt(t, 30*time.Second, "--compat", "0.26", "-k", "-q", "-f", "json", "-e", script)
+	if r.ExitCode != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.ExitCode, r.Stderr)
+	}
+	// (The blank lines at exit are the exit's, not the object's.)
+	expectOutput(t, "json", strings.TrimRight(r.Stdout, "\n")+"\n", `{"type": "helper_error", "msg": "Bad address", "helper": "probe_read", "retcode": -14, "filename": "stdin", "line": 1, "col": 38}`+"\n")
+	r = gt(t, 30*time.Second, "--compat", "0.26", "-k", "-e", script)
+	expectOutput(t, "text", r.Stdout, "stdin:1:38-56: WARNING: Failed to probe_read: Bad address (-14)\n"+
+		script+"\n"+strings.Repeat(" ", 37)+strings.Repeat("~", 18)+"\n\n\n")
+}

@@ -165,7 +165,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		IncludeDirs: c.includeDirs,
 		Includes:    c.includes,
 		PID:         c.pid,
-		HelperCheck: c.helperCheck,
+		HelperCheck: helperCheckLevel(c),
 		// cpid needs -c, as in bpftrace; -d and explain show any script.
 		ChildCommand:       c.cmd != "" || c.debug > 0 || c.explain,
 		DumpAST:            c.debug > 0,
@@ -457,6 +457,16 @@ func readTraceable(file string) ([]string, error) {
 		}
 	}
 	return funcs, nil
+}
+
+// helperCheckLevel: bpftrace 0.17's -k warns about failed map updates and
+// deletes, -kk about failed reads and lookups too; 0.26's one -k covers
+// the reads and lookups (its -kk is that, too).
+func helperCheckLevel(c *config) int {
+	if c.helperCheck > 0 && c.compat.HelperCheckReads() {
+		return 2
+	}
+	return c.helperCheck
 }
 
 // settingOr is a setting's value, or "" without settings.

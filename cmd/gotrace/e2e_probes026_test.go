@@ -187,3 +187,14 @@ func TestHelperErrors026(t *testing.T) {
 	expectOutput(t, "text", r.Stdout, "stdin:1:38-56: WARNING: Failed to probe_read: Bad address (-14)\n"+
 		script+"\n"+strings.Repeat(" ", 37)+strings.Repeat("~", 18)+"\n\n\n")
 }
+
+// TestSpecialProbeNames: bpftrace 0.26's probe builtin names the special
+// probes begin and end, however they are spelt; 0.17 says BEGIN.
+func TestSpecialProbeNames(t *testing.T) {
+	requireTracing(t)
+	script := `BEGIN { printf("%s", probe); } end { printf("-%s\n", probe); }`
+	r := gt(t, 30*time.Second, "--compat", "0.26", "-e", script)
+	expectOutput(t, "0.26", body(r.Stdout), "begin-end\n\n\n")
+	r = gt(t, 30*time.Second, "--compat", "0.17", "-e", `BEGIN { printf("%s\n", probe); exit(); }`)
+	expectOutput(t, "0.17", body(r.Stdout), "BEGIN\n\n\n")
+}

@@ -83,6 +83,10 @@ const (
 	// MapFull counts at key 0 the user-map updates that failed because the
 	// map was full (E2BIG); the runtime warns at exit.
 	MapFull = "map_full"
+	// MapProbeNames holds the probe table's names (Spec.Probes) by index,
+	// each stdlib.ProbeNameLen bytes, NUL-padded, written by the runtime
+	// before attaching: `probe` read as a string in BPF.
+	MapProbeNames = "probe_names"
 )
 
 // Error is a code-generation error at a place in the script.

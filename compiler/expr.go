@@ -771,6 +771,9 @@ func (g *gen) evalMem(e lang.Expr) (mem, error) {
 			return g.argsValue(e, t)
 		}
 		name, _, _ := builtinCall(e)
+		if name == "probe" && t.Kind == types.String {
+			return g.probeString(t)
+		}
 		return g.builtinMem(e, name, nil)
 	case *lang.CallExpr:
 		return g.builtinMem(e, e.Name, e.Args)

@@ -276,6 +276,9 @@ func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
 		}
 	}
 	l.nameProbes(pl)
+	if err := l.writeProbeNames(); err != nil {
+		return nil, err
+	}
 	limit := maxProbesLimit(maxProbes)
 	if pl.total > limit {
 		return nil, fmt.Errorf("ERROR: Can't attach to %d probes because it exceeds the current limit of %d probes.\n"+

@@ -479,6 +479,11 @@ var _ = rows(
 		Doc: "whether needle occurs in haystack",
 		Check: func(c Checker, call *Call) *types.Type {
 			for i := 0; i < 2; i++ {
+				if t := call.Args[i].Type(); !invalid(t) && t.Kind == types.Probe && !c.Compat().Legacy() {
+					// The probe's name as a string (bpftrace 0.26:
+					// strcontains(probe, "f")); read from the probe table.
+					call.Args[i].SetType(types.StringType(ProbeNameLen))
+				}
 				if t := call.Args[i].Type(); !invalid(t) && t.Kind != types.String {
 					c.Errorf(call.Expr, "strcontains() only supports string arguments (%s provided)", KindOfValue(t))
 					return types.InvalidType

@@ -198,3 +198,19 @@ func TestSpecialProbeNames(t *testing.T) {
 	r = gt(t, 30*time.Second, "--compat", "0.17", "-e", `BEGIN { printf("%s\n", probe); exit(); }`)
 	expectOutput(t, "0.17", body(r.Stdout), "BEGIN\n\n\n")
 }
+
+// TestProbeAsString: strcontains(probe, s) reads the probe's name in BPF,
+// for a wildcard's each match (from the attach cookie) and for a probe
+// named at compile time.
+func TestProbeAsString(t *testing.T) {
+	requireTracing(t)
+	bin := testkit.Helper(t, "ufunc")
+	r := gt(t, 30*time.Second, "--compat", "0.26", "-e",
+		"uprobe:"+bin+":chain_* { if (strcontains(probe, \"chain_b\")) { @[probe] = count(); } } "+
+			"uprobe:"+bin+":target { @t = strcontains(probe, \":targ\"); @f = strcontains(probe, \"chain\"); }",
+		"-c", bin+" 4")
+	if r.ExitCode != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.ExitCode, r.Stderr)
+	}
+	expectOutput(t, "stdout", body(r.Stdout), "\n\n@[uprobe:"+bin+":chain_b]: 4\n@f: false\n@t: true\n")
+}

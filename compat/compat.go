@@ -186,6 +186,24 @@ func (v Version) StackModeFromEnv() bool { return v != V017 }
 // every probe) and reads a file name as a search pattern.
 func (v Version) ListsProgramProbes() bool { return v != V017 }
 
+// ListsAsFentry: bpftrace 0.26 names kfunc/kretfunc probes fentry/fexit
+// when it lists them (-l 'fentry:*' prints fentry:vmlinux:FUNC), lists a
+// software or hardware event's alias as an entry of its own
+// (software:cpu:), and lists interval:/profile: by their units
+// (interval:ms:); 0.17 prints kfunc:/kretfunc:, no aliases, no units.
+func (v Version) ListsAsFentry() bool { return v != V017 }
+
+// ArgsValue: in bpftrace 0.26 a uprobe's `args` used whole (stored in a
+// map, a map key, a tuple, printed) is a struct value of its parameters,
+// printed { .n = 0x..., .c = 120 }; 0.17 handles it as a pointer.
+func (v Version) ArgsValue() bool { return v != V017 }
+
+// HelperCheckReads: bpftrace 0.26's -k reports failed probe reads and map
+// lookups (0.17's -kk); 0.17's -k only failed map updates and deletes.
+// 0.26's helper_error JSON object also has the error's text ("msg") and
+// the script's file name.
+func (v Version) HelperCheckReads() bool { return v != V017 }
+
 // UnsignedKeysSigned: bpftrace 0.17 prints a 64-bit unsigned integer in a
 // map key as signed (@[(uint64)-1] is @[-1], a kernel address negative);
 // 0.26 prints it by its type.

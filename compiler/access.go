@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	goruntime "runtime"
+
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/gotrace/gotrace/lang"
@@ -104,16 +106,33 @@ func (g *gen) ptrSpace(t *types.Type) types.AddrSpace {
 	switch g.ap.Provider {
 	case "uprobe", "uretprobe", "usdt":
 		return types.AddrUser
+	case "BEGIN", "END", "self":
+		// bpftrace's special probes run in no process's context: a
+		// pointer of no known space is read with bpf_probe_read, which
+		// picks the space by the address (probeRead).
+		if goruntime.GOARCH == "amd64" {
+			return types.AddrNone
+		}
 	}
 	return types.AddrKernel
 }
 
+// readHelper is the probe-read helper for memory of space: the user or
+// kernel one, or for a pointer of no known space (AddrNone, special
+// probes on amd64) the original bpf_probe_read, as bpftrace.
+func readHelper(space types.AddrSpace) asm.BuiltinFunc {
+	switch space {
+	case types.AddrUser:
+		return asm.FnProbeReadUser
+	case types.AddrNone:
+		return asm.FnProbeRead
+	}
+	return asm.FnProbeReadKernel
+}
+
 // probeRead emits bpf_probe_read_{kernel,user}(&dst, size, src).
 func (g *gen) probeRead(dst mem, size int, src asm.Register, space types.AddrSpace) {
-	fn := asm.FnProbeReadKernel
-	if space == types.AddrUser {
-		fn = asm.FnProbeReadUser
-	}
+	fn := readHelper(space)
 	g.addr(asm.R1, dst)
 	g.emit(asm.Mov.Imm(asm.R2, int32(size)), asm.Mov.Reg(asm.R3, src), fn.Call())
 }
@@ -296,9 +315,48 @@ func (g *gen) readInt(e lang.Expr) (asm.Register, error) {
 	return r, nil
 }
 
+// argsValue builds a uprobe's `args` as a value (bpftrace 0.26's record
+// of the function's parameters): each DWARF parameter read from its
+// argument register into the record's layout, padding zeroed (the value
+// may be a map key).
+func (g *gen) argsValue(e lang.Expr, t *types.Type) (mem, error) {
+	if g.ap.Provider != "uprobe" || t == nil || t.Kind != types.Record {
+		return mem{}, g.errorf(e, "args can only be used whole in uprobe probes")
+	}
+	m := g.allocMem(t.Size)
+	g.zeroPadding(m, t)
+	for i, fl := range t.Fields {
+		off, ok := stdlib.ArgRegOffset(i)
+		if !ok {
+			return mem{}, g.errorf(e, "args: only the first 6 arguments (passed in registers) can be read, %s is not", fl.Name)
+		}
+		size := fl.Type.Size
+		if size > 8 {
+			return mem{}, g.errorf(e, "args: arguments bigger than 8 bytes (%s %s) cannot be read", fl.Type, fl.Name)
+		}
+		g.loadCtx(asm.R1)
+		g.emit(asm.LoadMem(asm.R0, asm.R1, int16(off), asm.DWord))
+		db, do := g.baseOf(m, asm.R2)
+		for done := 0; done < size; {
+			c := chunk(size-done, int(do)+fl.Offset+done)
+			g.emit(asm.StoreMem(db, do+int16(fl.Offset+done), asm.R0, sizeOf(c)))
+			if c < size-done {
+				g.emit(asm.RSh.Imm(asm.R0, int32(8*c)))
+			}
+			done += c
+		}
+	}
+	return m, nil
+}
+
 // readMem reads a non-integer value through a field, index or dereference.
 func (g *gen) readMem(e lang.Expr) (mem, error) {
 	t := e.Type()
+	if u, ok := e.(*lang.UnaryExpr); ok && u.Op == "*" && isArgs(u.X) && g.ap.Provider == "uprobe" {
+		// *args of a uprobe: its parameters live in registers, not in
+		// memory at the context.
+		return g.argsValue(e, t)
+	}
 	if f, ok := e.(*lang.FieldExpr); ok && isArgs(f.X) {
 		off, _, err := g.argsField(f)
 		if err != nil {

@@ -263,6 +263,34 @@ func (g *gen) ProbeID() int {
 	return id
 }
 
+// probeString is `probe` as a string in BPF: its name, looked up by its
+// index (a constant, or the attach cookie) in the probe-names map.
+func (g *gen) probeString(t *types.Type) (mem, error) {
+	m := g.allocMem(t.Size)
+	key, err := g.allocStack(8)
+	if err != nil {
+		return mem{}, err
+	}
+	if g.ProbeCookie() {
+		g.loadCtx(asm.R1)
+		g.emit(asm.FnGetAttachCookie.Call())
+	} else {
+		g.emit(asm.Mov.Imm(asm.R0, int32(g.ProbeID())))
+	}
+	g.emit(asm.StoreMem(asm.R10, int16(key.off), asm.R0, asm.Word))
+	names := g.c.internalMap(MapProbeNames, ebpf.Array, 4, uint32(stdlib.ProbeNameLen), stdlib.ProbeNamesMax)
+	g.lookup(names, key)
+	missing, done := g.label("probe_nf"), g.label("probe_str")
+	g.emit(asm.JEq.Imm(asm.R0, 0, missing), asm.Mov.Reg(asm.R3, asm.R0))
+	g.addr(asm.R1, m)
+	g.emit(asm.Mov.Imm(asm.R2, int32(t.Size)), asm.FnProbeReadKernel.Call(), asm.Ja.Label(done))
+	g.place(missing)
+	g.zero(m, t.Size)
+	g.place(done)
+	g.emit(nopJump())
+	return m, nil
+}
+
 // ProbeCookie reports whether `probe` is read from the attach cookie
 // (cookieProbe).
 func (g *gen) ProbeCookie() bool {

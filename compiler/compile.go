@@ -83,6 +83,10 @@ const (
 	// MapFull counts at key 0 the user-map updates that failed because the
 	// map was full (E2BIG); the runtime warns at exit.
 	MapFull = "map_full"
+	// MapProbeNames holds the probe table's names (Spec.Probes) by index,
+	// each stdlib.ProbeNameLen bytes, NUL-padded, written by the runtime
+	// before attaching: `probe` read as a string in BPF.
+	MapProbeNames = "probe_names"
 )
 
 // Error is a code-generation error at a place in the script.
@@ -254,8 +258,9 @@ type progKind struct {
 
 func kindOf(ap *lang.AttachPoint) (progKind, error) {
 	switch ap.Provider {
-	case "BEGIN", "END", "bench", "test":
-		// Run with BPF_PROG_TEST_RUN, never attached (bench: --mode bench).
+	case "BEGIN", "END", "bench", "test", "self":
+		// Run with BPF_PROG_TEST_RUN, never attached (bench: --mode bench;
+		// self:signal: when the tracer receives the signal).
 		return progKind{typ: ebpf.RawTracepoint, abbrev: strings.ToLower(ap.Provider)}, nil
 	case "tracepoint":
 		return progKind{typ: ebpf.TracePoint, abbrev: "tp"}, nil

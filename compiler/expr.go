@@ -767,7 +767,13 @@ func (g *gen) evalMem(e lang.Expr) (mem, error) {
 	case *lang.MapExpr:
 		return g.mapReadMem(e)
 	case *lang.BuiltinExpr, *lang.IdentExpr:
+		if isArgs(e) && t.Kind == types.Record {
+			return g.argsValue(e, t)
+		}
 		name, _, _ := builtinCall(e)
+		if name == "probe" && t.Kind == types.String {
+			return g.probeString(t)
+		}
 		return g.builtinMem(e, name, nil)
 	case *lang.CallExpr:
 		return g.builtinMem(e, e.Name, e.Args)

@@ -597,8 +597,8 @@ func (g *gen) checkRead(n lang.Node, fn asm.BuiltinFunc, space types.AddrSpace) 
 	if g.c.opts.HelperCheck < 2 {
 		return nil
 	}
-	if space == types.AddrUser && fn == asm.FnProbeReadKernel {
-		fn = asm.FnProbeReadUser
+	if fn == asm.FnProbeReadKernel {
+		fn = readHelper(space)
 	}
 	sp := n.Span()
 	if u, ok := n.(*lang.UnaryExpr); ok && u.Op == "*" && sp.Start.IsValid() {

@@ -30,6 +30,9 @@ var providerAliases = map[string]string{
 	// bpftrace 0.26's benchmark and test probes (bench:NAME, test:NAME),
 	// run by --mode bench / --mode test.
 	"bench": "bench", "test": "test",
+	// bpftrace 0.22's runtime events: self:signal:SIGUSR1 runs when the
+	// tracer receives SIGUSR1.
+	"self": "self",
 }
 
 // CanonicalProvider returns the canonical provider name for a spelling
@@ -42,7 +45,10 @@ func CanonicalProvider(name string) (string, bool) {
 // Providers lists the canonical provider names.
 var Providers = []string{"BEGIN", "END", "tracepoint", "rawtracepoint", "kprobe", "kretprobe",
 	"uprobe", "uretprobe", "usdt", "kfunc", "kretfunc", "profile", "interval", "software",
-	"hardware", "watchpoint", "asyncwatchpoint", "iter", "bench", "test"}
+	"hardware", "watchpoint", "asyncwatchpoint", "iter", "bench", "test", "self"}
+
+// SelfSignals are the signals a self:signal: probe can name.
+var SelfSignals = []string{"SIGUSR1"}
 
 // HasParams reports whether an attach point's raw text holds positional
 // parameters ($1, $#): then the parser leaves its fields empty (Provider
@@ -230,6 +236,12 @@ func ParseAttachPoint(raw string, sp Span) (*AttachPoint, error) {
 			return nil, err
 		}
 	case "usdt":
+		if n == 3 && args[1] == "" && args[0] != "" && args[2] != "" {
+			// usdt:PATH::NAME: an empty provider part matches any
+			// provider, as bpftrace 0.26.
+			args[1] = "*"
+			ap.Wildcard = true
+		}
 		if err := need(1, 3); err != nil {
 			return nil, err
 		}
@@ -302,6 +314,22 @@ func ParseAttachPoint(raw string, sp Span) (*AttachPoint, error) {
 			return nil, err
 		}
 		ap.Func = args[0]
+	case "self":
+		// self:signal:SIGUSR1, bpftrace's messages for anything else.
+		if n != 2 {
+			return nil, fmt.Errorf("self probe type requires 2 arguments, found %d", n)
+		}
+		if args[0] != "signal" {
+			return nil, fmt.Errorf("%s is not a supported trigger", args[0])
+		}
+		ok := false
+		for _, sig := range SelfSignals {
+			ok = ok || args[1] == sig
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s is not a supported signal", args[1])
+		}
+		ap.Target, ap.Func, ap.Wildcard = args[0], args[1], false
 	case "iter":
 		if err := need(1, 2); err != nil {
 			return nil, err

@@ -26,7 +26,7 @@ func (l *Loaded) RunOnce(p *compiler.Program) error {
 		return fmt.Errorf("run %s: program not loaded", p.Name)
 	}
 	if prog.Type() != ebpf.RawTracepoint {
-		return fmt.Errorf("run %s: BEGIN/END programs must be RAW_TRACEPOINT, got %s", p.Name, prog.Type())
+		return fmt.Errorf("run %s: BEGIN/END/self programs must be RAW_TRACEPOINT, got %s", p.Name, prog.Type())
 	}
 	if _, err := prog.Run(&ebpf.RunOptions{Context: rawTPContext}); err != nil {
 		return fmt.Errorf("run %s: %w", p.Name, err)
@@ -37,6 +37,16 @@ func (l *Loaded) RunOnce(p *compiler.Program) error {
 // RunBegin runs every BEGIN program, in script order.
 func (l *Loaded) RunBegin(pl *plan) error {
 	for _, p := range pl.begin {
+		if err := l.RunOnce(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RunSignal runs every self:signal:SIGUSR1 program, in script order.
+func (l *Loaded) RunSignal(pl *plan) error {
+	for _, p := range pl.signal {
 		if err := l.RunOnce(p); err != nil {
 			return err
 		}

@@ -174,6 +174,9 @@ func wantsKprobeMulti(aps []*lang.AttachPoint) bool {
 }
 
 func (k kprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
+	if err := moduleLoaded(ap); err != nil {
+		return nil, err
+	}
 	// Functions that cannot be traced safely are refused first, with
 	// their reason, whatever the kernel supports.
 	probes, err := expandKernelFuncs(k.kind(), ap, env)
@@ -185,6 +188,20 @@ func (k kprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 		return nil, fmt.Errorf("%s: %w", apName(ap), serr)
 	}
 	return probes, err
+}
+
+// moduleLoaded refuses kprobe:MODULE:FUNC for a module that is not
+// loaded, in bpftrace's words (a module is loaded when /sys/module has
+// it; vmlinux and patterns always pass).
+func moduleLoaded(ap *lang.AttachPoint) error {
+	mod := ap.Target
+	if mod == "" || mod == "vmlinux" || hasWildcard(mod) {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join("/sys/module", mod)); err == nil {
+		return nil
+	}
+	return fmt.Errorf("specified module %s in probe %s is not loaded.", mod, apName(ap))
 }
 
 // noKernelFuncError is a pattern matching no traceable kernel function,

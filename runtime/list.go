@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler/layout"
 )
 
@@ -30,6 +31,9 @@ type ListOptions struct {
 	// PID restricts uprobe listing to the binaries mapped by the process
 	// (-p): "uprobe:FUNC" or no pattern lists their functions.
 	PID int
+	// Compat: bpftrace 0.26 lists kfunc probes as fentry:, event aliases
+	// and interval/profile units; 0.17 does not.
+	Compat compat.Version
 }
 
 // ListWith is List with a process: bpftrace's `-l [PATTERN] -p PID`.
@@ -81,8 +85,9 @@ func ListWith(w io.Writer, o ListOptions) error {
 		return glob(prov+":"+rest, full)
 	}
 
+	v026 := o.Compat.ListsAsFentry()
 	if want("hardware") {
-		listPerfEvents(bw, "hardware", hardwareEvents, match)
+		listPerfEvents(bw, "hardware", hardwareEvents, v026, match)
 	}
 	for _, kind := range []string{"kfunc", "kretfunc"} {
 		if !want(kind) || !explicit && (kind == "kretfunc" || kfuncSupport() != nil) {
@@ -93,7 +98,11 @@ func ListWith(w io.Writer, o ListOptions) error {
 		if hasProv && !strings.Contains(rest, ":") {
 			m = func(mod, name string) bool { return glob(rest, name) }
 		}
-		if err := listKfuncs(bw, kind, m, verbose); err != nil {
+		shown := kind
+		if v026 {
+			shown = map[string]string{"kfunc": "fentry", "kretfunc": "fexit"}[kind]
+		}
+		if err := listKfuncs(bw, shown, m, verbose); err != nil {
 			return err
 		}
 	}
@@ -106,7 +115,19 @@ func ListWith(w io.Writer, o ListOptions) error {
 		}
 	}
 	if want("software") {
-		listPerfEvents(bw, "software", softwareEvents, match)
+		listPerfEvents(bw, "software", softwareEvents, v026, match)
+	}
+	for _, kind := range []string{"interval", "profile"} {
+		// bpftrace 0.26 lists a timer probe type by its units (it is not
+		// one of the kernel types a wildcard provider expands over).
+		if !v026 || !explicit || prov != kind {
+			continue
+		}
+		for _, u := range timerUnits {
+			if full := kind + ":" + u + ":"; match(full) || match(kind+":"+u) {
+				fmt.Fprintln(bw, full)
+			}
+		}
 	}
 	if want("tracepoint") {
 		names, err := tracepointNames()
@@ -195,31 +216,53 @@ func ListWith(w io.Writer, o ListOptions) error {
 		}
 	}
 	if explicit && prov == "usdt" {
-		target, pat, _ := strings.Cut(rest, ":")
-		if pat == "" {
-			pat = "*"
-		}
-		probes, err := USDTProbes(target, 0)
-		if err != nil {
+		if err := listUSDT(bw, rest, 0); err != nil {
 			return err
-		}
-		for _, p := range probes {
-			full := p.Provider + ":" + p.Name
-			// PATTERN matches PROVIDER:NAME, or NAME alone.
-			if glob(pat, full) || glob(pat, p.Name) {
-				fmt.Fprintf(bw, "usdt:%s:%s\n", p.Path, full)
-			}
 		}
 	}
 	return nil
 }
 
+// listUSDT prints usdt:FILE:PROVIDER:NAME for the probes rest
+// ("TARGET[:[PROVIDER:]NAME]") matches: TARGET a file, a path pattern, or
+// (with pid) "*" for every file the process maps; an empty or absent
+// PROVIDER matches any.
+func listUSDT(w io.Writer, rest string, pid int) error {
+	target, pat, _ := strings.Cut(rest, ":")
+	if pat == "" {
+		pat = "*"
+	}
+	probes, err := USDTProbes(target, pid)
+	if err != nil {
+		return err
+	}
+	for _, p := range probes {
+		full := p.Provider + ":" + p.Name
+		// PATTERN matches PROVIDER:NAME, or NAME alone ("::NAME" too).
+		if glob(pat, full) || glob(pat, p.Name) || strings.HasPrefix(pat, ":") && glob(pat[1:], p.Name) {
+			fmt.Fprintf(w, "usdt:%s:%s\n", p.Shown, full)
+		}
+	}
+	return nil
+}
+
+// timerUnits are the units of interval: and profile: probes as bpftrace
+// 0.26 lists them (sorted).
+var timerUnits = []string{"hz", "ms", "s", "us"}
+
 // listPerfEvents prints KIND:EVENT: for the software or hardware events
-// matching.
-func listPerfEvents(w io.Writer, kind string, defs []perfEventDef, match func(string) bool) {
+// matching; with aliases (bpftrace 0.26) an event's alias follows it as
+// an entry of its own (software:cpu-clock:, software:cpu:).
+func listPerfEvents(w io.Writer, kind string, defs []perfEventDef, aliases bool, match func(string) bool) {
 	for _, d := range defs {
-		if full := kind + ":" + d.name + ":"; match(full) || match(kind+":"+d.name) {
-			fmt.Fprintln(w, full)
+		names := []string{d.name}
+		if aliases && d.alias != "" {
+			names = append(names, d.alias)
+		}
+		for _, n := range names {
+			if full := kind + ":" + n + ":"; match(full) || match(kind+":"+n) {
+				fmt.Fprintln(w, full)
+			}
 		}
 	}
 }
@@ -292,6 +335,20 @@ func listPIDUprobes(w io.Writer, o ListOptions) error {
 		prov, rest = "uprobe", o.Pattern
 	}
 	prov = canonicalProvider(prov)
+	if !hasProv || glob(prov, "usdt") {
+		// The USDT probes of every file the process maps (after its
+		// uprobes when no provider is given).
+		defer func() {
+			usdtRest := rest
+			if !hasProv {
+				usdtRest = "*:" + rest
+			}
+			if !strings.Contains(usdtRest, ":") {
+				usdtRest += ":*"
+			}
+			_ = listUSDT(bw, usdtRest, o.PID)
+		}()
+	}
 	if !glob(prov, "uprobe") && !glob(prov, "uretprobe") {
 		return nil
 	}

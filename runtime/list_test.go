@@ -2,7 +2,7 @@ package runtime
 
 import (
 	"errors"
-	"github.com/gotrace/gotrace/internal/testkit"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +13,9 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/internal/testkit"
 )
 
 func TestListSearchCharacters(t *testing.T) {
@@ -95,37 +97,74 @@ func requireKernelLists(t *testing.T) {
 	}
 }
 
-// TestListKfuncs: kfunc listing spells MODULE:FUNC as bpftrace 0.17 does,
-// and -lv prints each argument's C type and name from BTF, then retval.
+// TestListKfuncs: kfunc listing spells MODULE:FUNC as bpftrace 0.17 does
+// (as kfunc:, bpftrace 0.26 as fentry:), and -lv prints each argument's C
+// type and name from BTF, then retval.
 func TestListKfuncs(t *testing.T) {
 	requireKernelLists(t)
-	var b strings.Builder
-	if err := List(&b, "kfunc:vfs_rea*", false); err != nil {
-		t.Fatal(err)
+	list := func(pattern string, verbose bool, v compat.Version) string {
+		var b strings.Builder
+		if err := ListWith(&b, ListOptions{Pattern: pattern, Verbose: verbose, Compat: v}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
 	}
-	if !strings.HasPrefix(b.String(), "kfunc:vmlinux:vfs_read\n") {
-		t.Errorf("-l kfunc:vfs_rea*:\n%s", b.String())
+	got := list("kfunc:vfs_rea*", false, compat.V017)
+	if !strings.HasPrefix(got, "kfunc:vmlinux:vfs_read\n") {
+		t.Errorf("-l kfunc:vfs_rea*:\n%s", got)
 	}
-	for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+	for _, l := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
 		if !strings.HasPrefix(l, "kfunc:vmlinux:vfs_rea") {
 			t.Errorf("-l kfunc:vfs_rea* lists %q", l)
 		}
 	}
 	const args = "    struct file * file\n    char * buf\n    size_t count\n    loff_t * pos\n    ssize_t retval\n"
-	for _, c := range []struct{ pattern, want string }{
-		{"kfunc:vfs_read", "kfunc:vmlinux:vfs_read\n" + args},
-		{"kretfunc:vfs_read", "kretfunc:vmlinux:vfs_read\n" + args},
-		{"fentry:vmlinux:vfs_read", "kfunc:vmlinux:vfs_read\n" + args},
-		{"kfunc:vmlinux:vfs_rea", ""},
+	for _, c := range []struct {
+		pattern string
+		v       compat.Version
+		want    string
+	}{
+		{"kfunc:vfs_read", compat.V017, "kfunc:vmlinux:vfs_read\n" + args},
+		{"kretfunc:vfs_read", compat.V017, "kretfunc:vmlinux:vfs_read\n" + args},
+		{"fentry:vmlinux:vfs_read", compat.V017, "kfunc:vmlinux:vfs_read\n" + args},
+		{"kfunc:vmlinux:vfs_rea", compat.V017, ""},
 		// void: no retval line.
-		{"kfunc:vmlinux:fput", "kfunc:vmlinux:fput\n    struct file * file\n"},
+		{"kfunc:vmlinux:fput", compat.V017, "kfunc:vmlinux:fput\n    struct file * file\n"},
+		// bpftrace 0.26 names them fentry/fexit, whichever spelling is asked.
+		{"fentry:vmlinux:vfs_read", compat.V026, "fentry:vmlinux:vfs_read\n" + args},
+		{"kfunc:vfs_read", compat.V026, "fentry:vmlinux:vfs_read\n" + args},
+		{"fexit:vfs_read", compat.V026, "fexit:vmlinux:vfs_read\n" + args},
 	} {
-		b.Reset()
-		if err := List(&b, c.pattern, true); err != nil {
+		if got := list(c.pattern, true, c.v); got != c.want {
+			t.Errorf("-lv %s (%s):\n%s\nwant:\n%s", c.pattern, c.v, got, c.want)
+		}
+	}
+}
+
+// TestListTimersAndEvents: bpftrace 0.26 lists interval:/profile: by unit
+// and a software/hardware event's alias as an entry of its own; 0.17
+// lists no timers and no aliases.
+func TestListTimersAndEvents(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		v       compat.Version
+		want    string
+	}{
+		{"interval:*", compat.V026, "interval:hz:\ninterval:ms:\ninterval:s:\ninterval:us:\n"},
+		{"profile:*", compat.V026, "profile:hz:\nprofile:ms:\nprofile:s:\nprofile:us:\n"},
+		{"profile:m*", compat.V026, "profile:ms:\n"},
+		{"interval:*", compat.V017, ""},
+		{"software:cpu*", compat.V026, "software:cpu-clock:\nsoftware:cpu:\nsoftware:cpu-migrations:\n"},
+		{"software:cpu*", compat.V017, "software:cpu-clock:\nsoftware:cpu-migrations:\n"},
+		{"software:faults", compat.V026, "software:faults:\n"},
+		{"hardware:cycles", compat.V026, "hardware:cycles:\n"},
+	} {
+		var b strings.Builder
+		if err := ListWith(&b, ListOptions{Pattern: c.pattern, Compat: c.v}); err != nil {
 			t.Fatal(err)
 		}
 		if b.String() != c.want {
-			t.Errorf("-lv %s:\n%s\nwant:\n%s", c.pattern, b.String(), c.want)
+			t.Errorf("-l %s (%s):\n%s\nwant:\n%s", c.pattern, c.v, b.String(), c.want)
 		}
 	}
 }
@@ -248,5 +287,66 @@ func TestCDecl(t *testing.T) {
 		if got := cDecl(c.t, c.name); got != c.want {
 			t.Errorf("cDecl(%v, %q) = %q, want %q", c.t, c.name, got, c.want)
 		}
+	}
+}
+
+// TestListUSDTByFileAndPID: usdt listing spells a file as the pattern does (./bin,
+// each match of ./bin* so), matches an empty provider part as any, and
+// with -p lists the probes of every file the process maps (after its
+// uprobes when no pattern is given).
+func TestListUSDTByFileAndPID(t *testing.T) {
+	testkit.Require(t, testkit.SDT)
+	bin := testkit.Helper(t, "usdt")
+	probes, err := USDTProbes(bin, 0)
+	if err != nil || len(probes) == 0 {
+		t.Fatalf("probes of the helper: %v %v", probes, err)
+	}
+	dir := t.TempDir()
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"usdtA", "usdtB"} {
+		if err := os.WriteFile(filepath.Join(dir, n), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	var all, loopAB strings.Builder
+	for _, p := range probes {
+		fmt.Fprintf(&all, "usdt:./usdtA:%s:%s\n", p.Provider, p.Name)
+	}
+	for _, f := range []string{"./usdtA", "./usdtB"} {
+		fmt.Fprintf(&loopAB, "usdt:%s:gotrace:loop\n", f)
+	}
+	list := func(o ListOptions) string {
+		var b strings.Builder
+		if err := ListWith(&b, o); err != nil {
+			t.Fatalf("-l %s: %v", o.Pattern, err)
+		}
+		return b.String()
+	}
+	for _, c := range []struct{ pattern, want string }{
+		{"usdt:./usdtA:*", all.String()},
+		{"usdt:./usdtA", all.String()},
+		{"usdt:./usdtA:gotrace:loop", "usdt:./usdtA:gotrace:loop\n"},
+		{"usdt:./usdtA::loop", "usdt:./usdtA:gotrace:loop\n"},
+		{"usdt:./usdtA:nosuch:loop", ""},
+		{"usdt:./usdt*:gotrace:loop", loopAB.String()},
+	} {
+		if got := list(ListOptions{Pattern: c.pattern}); got != c.want {
+			t.Errorf("-l %s:\n%s\nwant:\n%s", c.pattern, got, c.want)
+		}
+	}
+
+	h := testkit.StartHelper(t, "usdt", "1")
+	defer h.Go()
+	want := fmt.Sprintf("usdt:%s:gotrace:loop\n", bin)
+	if got := list(ListOptions{Pattern: "usdt:*:gotrace:loop", PID: h.Pid}); got != want {
+		t.Errorf("-l usdt:*:gotrace:loop -p PID:\n%s\nwant:\n%s", got, want)
+	}
+	got := list(ListOptions{PID: h.Pid})
+	if !strings.Contains(got, "\n"+want) || !strings.HasPrefix(got, "uprobe:") {
+		t.Errorf("-l -p PID lists no uprobes first or not %q:\n%s", want, got)
 	}
 }

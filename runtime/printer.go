@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"github.com/gotrace/gotrace/stdlib"
 	"os"
@@ -212,7 +213,22 @@ func (t *TextPrinter) helperError(ev *compiler.Event, payload []byte) error {
 	}
 	if t.P.Format() == output.JSON {
 		// bpftrace's helper_error object: the helper, its return code and
-		// where in the script the call is.
+		// where in the script the call is (0.26: with the error's text
+		// and the script's name).
+		if t.P.Compat.HelperCheckReads() {
+			msg, file := "", "stdin"
+			if ret < 0 {
+				msg = output.Strerror(-ret)
+			}
+			if t.Spec.Source != nil && t.Spec.Source.Name != "" {
+				file = t.Spec.Source.Name
+			}
+			m, _ := json.Marshal(msg)
+			f, _ := json.Marshal(file)
+			_, err := fmt.Fprintf(t.Out, "{\"type\": \"helper_error\", \"msg\": %s, \"helper\": \"%s\", \"retcode\": %d, \"filename\": %s, \"line\": %d, \"col\": %d}\n",
+				m, ev.Format, ret, f, ev.Pos.Start.Line, ev.Pos.Start.Col)
+			return err
+		}
 		_, err := fmt.Fprintf(t.Out, "{\"type\": \"helper_error\", \"helper\": \"%s\", \"retcode\": %d, \"line\": %d, \"col\": %d}\n",
 			ev.Format, ret, ev.Pos.Start.Line, ev.Pos.Start.Col)
 		return err

@@ -77,6 +77,26 @@ func (l *Loaded) nameProbes(pl *plan) {
 	}
 }
 
+// writeProbeNames fills the probe-names map, when a program reads `probe`
+// as a string (compiler.MapProbeNames), from the completed probe table.
+func (l *Loaded) writeProbeNames() error {
+	m := l.Maps[compiler.MapProbeNames]
+	if m == nil {
+		return nil
+	}
+	for i, n := range l.Spec.Probes {
+		if uint32(i) >= m.MaxEntries() {
+			return fmt.Errorf("the probe names map holds %d names, the program has %d probes", m.MaxEntries(), len(l.Spec.Probes))
+		}
+		v := make([]byte, m.ValueSize())
+		copy(v[:len(v)-1], n)
+		if err := m.Update(uint32(i), v, ebpf.UpdateAny); err != nil {
+			return fmt.Errorf("write probe name %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
 // syncProbeNames hands the printer the final probe table (the runtime
 // extends Spec.Probes at expand time, after the printer was made).
 func (t *TextPrinter) syncProbeNames() {

@@ -65,6 +65,11 @@ type Env struct {
 	// Stderr, when set, receives warnings about a place in the script in
 	// bpftrace's form (stdin:L:C-C: WARNING: ..., the line, the marker).
 	Stderr io.Writer
+	// MissingProbes is bpftrace 0.26's missing_probes setting for an
+	// attach point that matches nothing: "error" (the default), "warn"
+	// (skip it, saying so) or "ignore" (skip it); "legacy" keeps bpftrace
+	// 0.17's error ("could not resolve symbol ...").
+	MissingProbes string
 
 	src *lang.Source // the script, for warnAt
 }
@@ -124,6 +129,14 @@ func providerFor(ap *lang.AttachPoint) (provider, error) {
 	return p, nil
 }
 
+// noMatchError is a provider's Expand finding nothing an attach point
+// names (a missing function, a pattern that matches none): what
+// missing_probes decides about.
+type noMatchError struct{ err error }
+
+func (e *noMatchError) Error() string { return e.err.Error() }
+func (e *noMatchError) Unwrap() error { return e.err }
+
 // apName is an attach point as the user wrote it.
 func apName(ap *lang.AttachPoint) string {
 	if ap.Raw != "" {
@@ -160,6 +173,7 @@ func (e *ProbeError) Error() string {
 // plan is the expanded set of probes of a Spec.
 type plan struct {
 	begin, end []*compiler.Program
+	signal     []*compiler.Program // self:signal:SIGUSR1, in script order
 	groups     []probeGroup
 	total      int          // probes counted as bpftrace counts them (BEGIN/END included)
 	bench      []benchProbe // bench:NAME probes, in script order (--mode bench)
@@ -192,6 +206,10 @@ func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
 				pl.end = append(pl.end, p)
 				pl.total++
 				continue
+			case "self":
+				pl.signal = append(pl.signal, p)
+				pl.total++
+				continue
 			case "bench":
 				pl.bench = append(pl.bench, benchProbe{name: ap.Func, prog: p})
 				pl.total++
@@ -207,6 +225,25 @@ func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
 				prov = rawSyscallProvider{}
 			}
 			probes, err := prov.Expand(ap, env)
+			var nm *noMatchError
+			if errors.As(err, &nm) && env.MissingProbes != "legacy" {
+				// bpftrace 0.26's words, per missing_probes.
+				what := strings.TrimPrefix(apName(ap), ap.Raw[:strings.IndexByte(ap.Raw+":", ':')+1])
+				msg := fmt.Sprintf("No matches for %s %s.", ap.Provider, what)
+				switch env.MissingProbes {
+				case "ignore":
+					continue
+				case "warn":
+					env.warnAt(ap, msg+" Skipping.")
+					continue
+				}
+				var he *lang.HintError
+				hint := ""
+				if errors.As(err, &he) {
+					hint = he.Hint
+				}
+				err = &lang.HintError{Msg: msg, Hint: hint}
+			}
 			if err != nil {
 				return nil, &ProbeError{Src: l.Spec.Source, AP: ap, Err: err}
 			}
@@ -239,6 +276,9 @@ func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
 		}
 	}
 	l.nameProbes(pl)
+	if err := l.writeProbeNames(); err != nil {
+		return nil, err
+	}
 	limit := maxProbesLimit(maxProbes)
 	if pl.total > limit {
 		return nil, fmt.Errorf("ERROR: Can't attach to %d probes because it exceeds the current limit of %d probes.\n"+
@@ -553,18 +593,33 @@ var attachReverse = map[string]bool{
 	"software": true, "kfunc": true, "lsm": true,
 }
 
+// reverseAttach: whether ap's probe type runs the handler attached last
+// first. A software clock event (cpu-clock, task-clock) is the exception:
+// each such perf event has its own timer, so the one attached first fires
+// first and they attach in script order (bpftrace's probe.software_order
+// test on software:cpu:1e6).
+func reverseAttach(ap *lang.AttachPoint) bool {
+	if ap.Provider == "software" || ap.Provider == "s" {
+		switch ap.Func {
+		case "cpu", "cpu-clock", "task-clock":
+			return false
+		}
+	}
+	return attachReverse[ap.Provider]
+}
+
 // attachOrder is the order Attach attaches groups in, as bpftrace 0.17:
 // first the forward types in script order, then the reverse types in
 // reverse script order.
 func attachOrder(groups []probeGroup) []probeGroup {
 	out := make([]probeGroup, 0, len(groups))
 	for _, g := range groups {
-		if !attachReverse[g.ap.Provider] {
+		if !reverseAttach(g.ap) {
 			out = append(out, g)
 		}
 	}
 	for i := len(groups) - 1; i >= 0; i-- {
-		if attachReverse[groups[i].ap.Provider] {
+		if reverseAttach(groups[i].ap) {
 			out = append(out, groups[i])
 		}
 	}

@@ -113,6 +113,9 @@ type Options struct {
 	Compat compat.Version
 	// NoExitMaps: the maps are not printed at exit (print_maps_on_exit=0).
 	NoExitMaps bool
+	// MissingProbes: what an attach point that matches nothing does
+	// (missing_probes: "error", the default, "warn" or "ignore").
+	MissingProbes string
 }
 
 // Run loads spec, attaches every probe, prints events until the script

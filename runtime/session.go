@@ -127,7 +127,10 @@ func (s *session) run(ctx context.Context) (err error) {
 	}
 
 	env := &Env{PID: s.opts.PID, Warn: func(msg string) { fmt.Fprintf(s.opts.Stderr, "WARNING: %s\n", msg) },
-		Progress: s.opts.Stderr, Verbose: s.opts.Verbose, Stderr: s.opts.Stderr}
+		Progress: s.opts.Stderr, Verbose: s.opts.Verbose, Stderr: s.opts.Stderr, MissingProbes: s.opts.MissingProbes}
+	if s.opts.Compat.Legacy() {
+		env.MissingProbes = "legacy"
+	}
 	if s.opts.Quiet {
 		env.Progress = nil // -q: no progress line, even on a terminal
 	}
@@ -296,10 +299,11 @@ func (s *session) run(ctx context.Context) (err error) {
 		pidDone = watchPID(s.opts.PID, stop)
 	}
 	var timeout <-chan time.Time
-	if s.opts.Mode == "bench" || s.opts.Compat.ExitAfterBeginEnd() && len(pl.groups) == 0 && child == nil && s.opts.PID == 0 ||
-		pl.onlyIters() && child == nil && s.opts.PID == 0 {
+	if s.opts.Mode == "bench" || s.opts.Compat.ExitAfterBeginEnd() && len(pl.groups) == 0 && len(pl.signal) == 0 && child == nil && s.opts.PID == 0 ||
+		pl.onlyIters() && len(pl.signal) == 0 && child == nil && s.opts.PID == 0 {
 		// Only BEGIN/END probes: nothing can fire any more, so bpftrace
-		// 0.26 ends right after BEGIN (0.17 waits for Ctrl-C).
+		// 0.26 ends right after BEGIN (0.17 waits for Ctrl-C); a
+		// self:signal probe still can.
 		now := make(chan time.Time, 1)
 		now <- time.Now()
 		timeout = now
@@ -531,8 +535,8 @@ func (s *session) dispatch(rec []byte) (exit bool, err error) {
 
 // finish prints every user map (sorted by name) and the loss counters.
 // onSIGUSR1 catches SIGUSR1 until stop is closed: bpftrace 0.17 prints
-// every map each time it arrives; in 0.26 it neither prints them nor ends
-// tracing.
+// every map each time it arrives; in 0.26 it runs the self:signal:SIGUSR1
+// probes (in script order), and neither prints the maps nor ends tracing.
 func (s *session) onSIGUSR1(stop <-chan struct{}) {
 	p, ok := s.opts.Printer.(interface{ AllMaps([]*MapData) error })
 	dump := ok && s.opts.Compat.SignalPrintsMaps()
@@ -545,6 +549,11 @@ func (s *session) onSIGUSR1(stop <-chan struct{}) {
 			case <-stop:
 				return
 			case <-ch:
+			}
+			if s.pl != nil && len(s.pl.signal) > 0 {
+				if err := s.l.RunSignal(s.pl); err != nil {
+					fmt.Fprintf(s.opts.Stderr, "WARNING: SIGUSR1: %v\n", err)
+				}
 			}
 			if !dump {
 				continue

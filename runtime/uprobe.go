@@ -146,17 +146,47 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 	}
 	var (
 		paths []string
+		shown []string // each path as probe names spell it
 		err   error
 	)
-	if hasWildcard(ap.Target) && strings.Contains(ap.Target, "/") {
-		paths, err = globFiles(ap.Target)
-	} else {
+	anyFile := ap.Target == "*"
+	switch {
+	case anyFile:
+		// uprobe:*:FUNC -p PID: every file the process maps executable,
+		// read through its root; named by its path in the process.
+		pid := env.lookupPID()
+		if pid <= 0 {
+			return nil, fmt.Errorf("%s: a uprobe on every binary ('*') needs -p PID", apName(ap))
+		}
+		mapped, merr := mappedExecutables(pid)
+		if merr != nil {
+			return nil, merr
+		}
+		for _, m := range mapped {
+			paths, shown = append(paths, mappedPath(pid, m)), append(shown, m)
+		}
+	case hasWildcard(ap.Target) && strings.Contains(ap.Target, "/"):
+		shown, err = shownGlob(ap.Target)
+		for _, m := range shown {
+			abs, aerr := filepath.Abs(m)
+			if aerr != nil {
+				return nil, aerr
+			}
+			paths = append(paths, abs)
+		}
+	default:
 		var (
 			p string
 			n int
 		)
 		p, n, err = resolveBinaryAll(ap.Target, env.lookupPID())
 		paths = []string{p}
+		// A path prints as written (bpftrace 0.26's probe builtin), a
+		// library name as the file it resolved to.
+		shown = []string{p}
+		if strings.Contains(ap.Target, "/") {
+			shown = []string{ap.Target}
+		}
 		if err == nil && n > 1 {
 			env.warnAt(ap, fmt.Sprintf("attaching to uprobe target file '%s' but matched %d binaries", p, n))
 		}
@@ -165,7 +195,8 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 		return nil, err
 	}
 	var out []*Probe
-	for _, path := range paths {
+	for i, path := range paths {
+		name := shown[i]
 		if ap.SrcFile != "" {
 			// A statement probe: where the line table puts the line.
 			addrs, err := sym.LineAddrs(path, ap.SrcFile, ap.Line, ap.Col)
@@ -181,7 +212,7 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 				if err != nil {
 					return nil, err
 				}
-				out = append(out, &Probe{Name: fmt.Sprintf("%s:%s@%s", u.kind(), path, loc), Target: path, Addr: off})
+				out = append(out, &Probe{Name: fmt.Sprintf("%s:%s@%s", u.kind(), name, loc), Target: path, Addr: off})
 			}
 			continue
 		}
@@ -191,21 +222,27 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 				// bpftrace's words, without a source position.
 				return nil, &bareError{fmt.Sprintf("Could not resolve address: %s:0x%x", ap.Target, ap.Address), err}
 			}
-			out = append(out, &Probe{Name: fmt.Sprintf("%s:%s:%d", u.kind(), path, ap.Address), Target: path, Addr: off})
+			out = append(out, &Probe{Name: fmt.Sprintf("%s:%s:%d", u.kind(), name, ap.Address), Target: path, Addr: off})
 			continue
 		}
 		funcs, err := elfFuncs(path)
 		if err != nil {
+			if anyFile {
+				continue // a mapping that cannot be read: no functions there
+			}
 			return nil, err
 		}
 		if !hasWildcard(ap.Func) {
 			i := sort.Search(len(funcs), func(i int) bool { return funcs[i].name >= ap.Func })
 			if i == len(funcs) || funcs[i].name != ap.Func {
+				if anyFile {
+					continue // not in this file of the process
+				}
 				names := make([]string, len(funcs))
 				for j, f := range funcs {
 					names[j] = f.name
 				}
-				return nil, &lang.HintError{Msg: fmt.Sprintf("could not resolve symbol: %s:%s", path, ap.Func), Hint: lang.Suggest(ap.Func, names)}
+				return nil, &noMatchError{&lang.HintError{Msg: fmt.Sprintf("could not resolve symbol: %s:%s", path, ap.Func), Hint: lang.Suggest(ap.Func, names)}}
 			}
 			fn := funcs[i]
 			resolved := false
@@ -228,15 +265,15 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 			if ap.Offset < 0 || (fn.size > 0 && uint64(ap.Offset) >= fn.size) {
 				return nil, &bareError{fmt.Sprintf("Offset outside the function bounds ('%s' size is %d)", ap.Func, fn.size), nil}
 			}
-			name := fmt.Sprintf("%s:%s:%s", u.kind(), path, ap.Func)
+			full := fmt.Sprintf("%s:%s:%s", u.kind(), name, ap.Func)
 			if ap.Offset > 0 {
-				name += fmt.Sprintf("+%d", ap.Offset)
+				full += fmt.Sprintf("+%d", ap.Offset)
 			}
 			off, err := fileOffset(path, fn.addr+uint64(ap.Offset))
 			if err != nil {
 				return nil, err
 			}
-			pr := &Probe{Name: name, Target: path, Func: ap.Func, Addr: off}
+			pr := &Probe{Name: full, Target: path, Func: ap.Func, Addr: off}
 			if resolved {
 				pr.Note = fmt.Sprintf("%s is an IFUNC, which the dynamic linker resolves on this machine to the code at 0x%x", ap.Func, fn.addr)
 				for _, g := range funcs {
@@ -256,11 +293,11 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 			if err != nil {
 				continue // not in an executable segment: not code
 			}
-			out = append(out, &Probe{Name: fmt.Sprintf("%s:%s:%s", u.kind(), path, f.name), Target: path, Func: f.name, Addr: off})
+			out = append(out, &Probe{Name: fmt.Sprintf("%s:%s:%s", u.kind(), name, f.name), Target: path, Func: f.name, Addr: off})
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no functions match %s:%s", ap.Target, ap.Func)
+		return nil, &noMatchError{fmt.Errorf("no functions match %s:%s", ap.Target, ap.Func)}
 	}
 	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,7 +83,11 @@ type USDTLocation struct {
 
 // USDTProbe is one provider:name in one binary.
 type USDTProbe struct {
-	Path      string
+	Path string // where the file is read and attached from
+	// Shown is the file as probe names spell it: a path as the script
+	// wrote it (./bin), a library by its resolved path, a file a process
+	// maps (-p) by its path in that process.
+	Shown     string
 	Provider  string
 	Name      string
 	Locations []USDTLocation
@@ -103,13 +108,19 @@ func (p *USDTProbe) Args() []USDTArg {
 
 // USDTProbes lists the USDT probes of path, sorted by provider and name,
 // for the checker and compiler (argN types and code come from the
-// argument specs). With pid > 0 and an empty path, it lists the probes of
-// every file mapped into that process (the executable and its shared
-// libraries); a non-empty path is resolved like a uprobe's (library names
-// through ld.so.cache, or the process's own mappings with pid).
+// argument specs). With pid > 0 and an empty path or "*", it lists the
+// probes of every file mapped into that process (the executable and its
+// shared libraries, read through the process's root so that another mount
+// namespace's files are found); a path with a wildcard lists the probes of
+// every file it matches; any other path is resolved like a uprobe's
+// (library names through ld.so.cache, or the process's own mappings with
+// pid).
 func USDTProbes(path string, pid int) ([]USDTProbe, error) {
-	var paths []string
-	if path == "" {
+	type file struct{ path, shown string }
+	var files []file
+	all := path == "" || path == "*"
+	switch {
+	case all:
 		if pid <= 0 {
 			return nil, errors.New("usdt: a probe without a binary needs -p PID")
 		}
@@ -117,24 +128,69 @@ func USDTProbes(path string, pid int) ([]USDTProbe, error) {
 		if err != nil {
 			return nil, err
 		}
-		paths = mapped
-	} else {
+		for _, m := range mapped {
+			files = append(files, file{mappedPath(pid, m), m})
+		}
+	case hasWildcard(path):
+		matches, err := shownGlob(path)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range matches {
+			abs, err := filepath.Abs(m)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, file{abs, m})
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("binary %s: no file matches", path)
+		}
+	default:
 		p, err := resolveBinary(path, pid)
 		if err != nil {
 			return nil, err
 		}
-		paths = []string{p}
+		shown := p
+		if strings.Contains(path, "/") {
+			shown = path
+		}
+		files = []file{{p, shown}}
 	}
 	var out []USDTProbe
-	for _, p := range paths {
-		ps, err := readUSDT(p)
+	for _, f := range files {
+		ps, err := readUSDT(f.path)
 		if err != nil {
-			if path == "" {
-				continue // an unreadable mapping of the process: no probes there
+			if all || len(files) > 1 {
+				continue // an unreadable mapping or match: no probes there
 			}
 			return nil, err
 		}
-		out = append(out, ps...)
+		for _, p := range ps {
+			p.Shown = f.shown
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// shownGlob expands a path pattern (globFiles) to the regular files it
+// matches, each spelled as the pattern is ("./bin/prog*" gives
+// "./bin/progA", not "bin/progA").
+func shownGlob(pattern string) ([]string, error) {
+	matches, err := globFiles(pattern)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range matches {
+		if fi, err := os.Stat(m); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if strings.HasPrefix(pattern, "./") && !strings.HasPrefix(m, "./") {
+			m = "./" + m
+		}
+		out = append(out, m)
 	}
 	return out, nil
 }
@@ -520,7 +576,7 @@ func (usdtProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
 		}
 		for _, loc := range p.Locations {
 			out = append(out, &Probe{
-				Name:   fmt.Sprintf("usdt:%s:%s:%s", p.Path, p.Provider, p.Name),
+				Name:   fmt.Sprintf("usdt:%s:%s:%s", p.Shown, p.Provider, p.Name),
 				Target: p.Path, Func: p.Provider + ":" + p.Name,
 				Addr: loc.FileOffset, RefCtr: p.SemaphoreOffset,
 			})
@@ -535,7 +591,7 @@ func (usdtProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
 		if provider != "" {
 			spec = provider + ":" + name
 		}
-		return nil, fmt.Errorf("no USDT probe %s in %s", spec, where)
+		return nil, &noMatchError{fmt.Errorf("no USDT probe %s in %s", spec, where)}
 	}
 	return out, nil
 }

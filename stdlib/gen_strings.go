@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 
 	"github.com/cilium/ebpf/asm"
@@ -378,13 +379,54 @@ func genUaddr(g Gen, c *Call) error {
 	if !ok {
 		return fmt.Errorf("the symbol must be a string literal")
 	}
-	bin := g.AttachPoint().Target
+	ap := g.AttachPoint()
+	bin := ap.Target
 	a, err := ElfSymbol(bin, name)
 	if err != nil {
 		return &UserError{Msg: fmt.Sprintf("Could not resolve symbol: %s:%s", bin, name)}
 	}
+	if isDynELF(bin) && ap.Provider == "uprobe" && !ap.Wildcard && !ap.HasAddr && ap.Func != "" {
+		// A position-independent executable or a library is loaded at
+		// an address of the kernel's choosing: the symbol is where the
+		// probed function is (the saved instruction pointer, a uprobe's
+		// address) moved by its distance from that function.
+		fn, ferr := ElfSymbol(bin, ap.Func)
+		ip := regIndex("ip", "pc")
+		if ferr == nil && ip >= 0 {
+			g.LoadCtx(asm.R1)
+			g.Emit(asm.LoadMem(asm.R0, asm.R1, int16(8*ip), asm.DWord),
+				asm.LoadImm(asm.R1, int64(a-fn-uint64(ap.Offset)), asm.DWord),
+				asm.Add.Reg(asm.R0, asm.R1))
+			g.SetResult(asm.R0)
+			return nil
+		}
+	}
 	setConst(g, a)
 	return nil
+}
+
+// isDynELF reports whether path is an ELF file loaded at a relocated
+// address (ET_DYN: a PIE executable or a shared library).
+func isDynELF(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return f.Type == elf.ET_DYN
+}
+
+// regIndex is the index in this architecture's saved registers of the
+// first of names it has, or -1.
+func regIndex(names ...string) int {
+	for _, n := range names {
+		for i, r := range Registers[goruntime.GOARCH] {
+			if r == n {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // ElfSymbol returns the value of symbol name in the ELF file at path

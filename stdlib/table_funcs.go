@@ -265,7 +265,7 @@ var _ = rows(
 		Probes: []string{"uprobe", "uretprobe", "usdt"},
 		Doc:    "address of a symbol in the probed binary",
 		Check: func(c Checker, call *Call) *types.Type {
-			if !notIn(c, call, "BEGIN", "END", "interval", "profile", "software", "hardware", "tracepoint", "kprobe", "kretprobe") {
+			if !notIn(c, call, "BEGIN", "END", "self", "interval", "profile", "software", "hardware", "tracepoint", "kprobe", "kretprobe") {
 				return types.InvalidType
 			}
 			name, ok := wantStrLit(c, call, 0)
@@ -304,7 +304,7 @@ var _ = rows(
 	&Builtin{Name: "reg", Kind: Func, Sig: "reg(string name)", MinArgs: 1, MaxArgs: 1,
 		Doc: "value of a CPU register at the probe (pt_regs)",
 		Check: func(c Checker, call *Call) *types.Type {
-			if !notIn(c, call, "BEGIN", "END", "interval", "tracepoint", "kfunc", "kretfunc") {
+			if !notIn(c, call, "BEGIN", "END", "self", "interval", "tracepoint", "kfunc", "kretfunc") {
 				return types.InvalidType
 			}
 			name, ok := wantStrLit(c, call, 0)
@@ -479,6 +479,11 @@ var _ = rows(
 		Doc: "whether needle occurs in haystack",
 		Check: func(c Checker, call *Call) *types.Type {
 			for i := 0; i < 2; i++ {
+				if t := call.Args[i].Type(); !invalid(t) && t.Kind == types.Probe && !c.Compat().Legacy() {
+					// The probe's name as a string (bpftrace 0.26:
+					// strcontains(probe, "f")); read from the probe table.
+					call.Args[i].SetType(types.StringType(ProbeNameLen))
+				}
 				if t := call.Args[i].Type(); !invalid(t) && t.Kind != types.String {
 					c.Errorf(call.Expr, "strcontains() only supports string arguments (%s provided)", KindOfValue(t))
 					return types.InvalidType
@@ -566,7 +571,7 @@ func signalRow(name, helper, doc string) *Builtin {
 	return &Builtin{Name: name, Kind: Func, Sig: name + "(string|int sig)", MinArgs: 1, MaxArgs: 1, Unsafe: true,
 		Helpers: []string{helper}, Doc: doc,
 		Check: func(c Checker, call *Call) *types.Type {
-			if !notIn(c, call, "BEGIN", "END", "interval") {
+			if !notIn(c, call, "BEGIN", "END", "self", "interval") {
 				return types.InvalidType
 			}
 			a := call.Args[0]

@@ -108,7 +108,7 @@ var _ = rows(
 		Check: func(c Checker, call *Call) *types.Type {
 			for _, p := range c.Providers() {
 				switch p {
-				case "BEGIN", "END", "kprobe", "kretprobe", "uprobe", "uretprobe", "usdt",
+				case "BEGIN", "END", "self", "kprobe", "kretprobe", "uprobe", "uretprobe", "usdt",
 					"profile", "interval", "software", "hardware", "watchpoint", "asyncwatchpoint":
 				default:
 					c.Errorf(call.Expr, "usermode can not be used with \"%s\" probes", p)
@@ -131,7 +131,7 @@ var _ = rows(
 // ProbeType is bpftrace 0.26's name of a provider's probe type.
 func ProbeType(provider string) string {
 	switch provider {
-	case "BEGIN", "END":
+	case "BEGIN", "END", "self":
 		return "special"
 	case "kfunc":
 		return "fentry"
@@ -309,7 +309,7 @@ func genTask(name string) GenFunc {
 // (x86-64: cs & 3 == 3; arm64: pstate's mode bits, EL0 == 0).
 func genUsermode(g Gen, c *Call) error {
 	switch g.AttachPoint().Provider {
-	case "BEGIN", "END":
+	case "BEGIN", "END", "self":
 		g.Emit(asm.Mov.Imm(asm.R0, 1))
 		g.SetResult(asm.R0)
 		return nil

@@ -38,6 +38,7 @@ var _ = rows(
 	&Builtin{Name: "username", Kind: Var, Sig: "username", Helpers: []string{"bpf_get_current_uid_gid"},
 		Doc:   "user name of the current task (uid resolved in userspace)",
 		Check: func(Checker, *Call) *types.Type { return &types.Type{Kind: types.Username, Size: 8} }},
+	// ProbeNameLen (below) is the size of `probe` read as a string in BPF.
 	&Builtin{Name: "probe", Kind: Var, Sig: "probe", Doc: "full name of the probe that fired",
 		Check: func(Checker, *Call) *types.Type { return &types.Type{Kind: types.Probe, Size: 8} }},
 	&Builtin{Name: "curtask", Kind: Var, Sig: "curtask", Helpers: []string{"bpf_get_current_task"},
@@ -120,3 +121,12 @@ var _ = rows(
 func StackType(user bool, mode types.StackMode, limit int) *types.Type {
 	return &types.Type{Kind: types.Stack, Size: 16, Stack: types.StackInfo{User: user, Mode: mode, Limit: limit}}
 }
+
+// ProbeNameLen is the size of the `probe` builtin read as a string in BPF
+// (strcontains(probe, ...)): the probe table's names are kept in an array
+// map of values this long (compiler.MapProbeNames), longer names cut.
+const ProbeNameLen = 128
+
+// ProbeNamesMax is the number of names that map holds: the compile-time
+// names and each expanded probe's (at most max_probes, 1024 by default).
+const ProbeNamesMax = 4096

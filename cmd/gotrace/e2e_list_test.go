@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -14,7 +15,8 @@ import (
 // functions), -lv with each argument's C type, and -l without a pattern
 // covering both. Where bpftrace can list the same probes on this kernel
 // (it cannot when available_filter_functions is unreadable or kfuncs are
-// unavailable), the outputs must be identical.
+// unavailable), the outputs must be identical. (As bpftrace 0.17, the
+// tests' default: 0.26 spells kfunc fentry, TestListV026.)
 func TestListKernelFunctions(t *testing.T) {
 	testkit.Require(t, testkit.Root, testkit.BTF, testkit.Tracefs, testkit.Go)
 	const vfsRead = "    struct file * file\n    char * buf\n    size_t count\n    loff_t * pos\n    ssize_t retval\n"
@@ -92,4 +94,39 @@ func compareListing(t *testing.T, args []string, got string) {
 		return
 	}
 	expectOutput(t, "gotrace vs bpftrace", got, b.Stdout)
+}
+
+// TestListV026: bpftrace 0.26's listing: kfunc probes as fentry:, timer
+// units, event aliases, the probes of a script file by their event or
+// unit, and the warning for a -l argument that looks like a missing file.
+func TestListV026(t *testing.T) {
+	testkit.Require(t, testkit.Root, testkit.Go)
+	dir := t.TempDir()
+	script := dir + "/timers.bt"
+	if err := os.WriteFile(script, []byte("interval:ms:100 { } interval:s:1 { } software:cpu:1e6 { } BEGIN { }"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args         []string
+		stdout, warn string
+	}{
+		{args: []string{"-l", "interval:*"}, stdout: "interval:hz:\ninterval:ms:\ninterval:s:\ninterval:us:\n"},
+		{args: []string{"-l", "software:cpu*"}, stdout: "software:cpu-clock:\nsoftware:cpu:\nsoftware:cpu-migrations:\n"},
+		{args: []string{"-l", script}, stdout: "interval:ms:\ninterval:s:\nsoftware:cpu:\nBEGIN\n"},
+		{args: []string{"-l", "no_such_file.bt"},
+			warn: "WARNING: It appears that 'no_such_file.bt' is a filename but the file does not exist. Treating 'no_such_file.bt' as a search pattern.\n"},
+		// Not a file name: no warning.
+		{args: []string{"-l", "software:no.such"}},
+	} {
+		r := gt(t, 60*time.Second, append([]string{"--compat", "0.26"}, c.args...)...)
+		if r.ExitCode != 0 {
+			t.Fatalf("%q: exit %d, stderr:\n%s", c.args, r.ExitCode, r.Stderr)
+		}
+		expectOutput(t, strings.Join(c.args, " ")+" stdout", r.Stdout, c.stdout)
+		expectOutput(t, strings.Join(c.args, " ")+" stderr", r.Stderr, c.warn)
+	}
+	if testkit.Check(testkit.BTF) == nil {
+		r := gt(t, 60*time.Second, "--compat", "0.26", "-l", "fentry:vmlinux:vfs_read")
+		expectOutput(t, "-l fentry:vmlinux:vfs_read", r.Stdout, "fentry:vmlinux:vfs_read\n")
+	}
 }

@@ -119,7 +119,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return listProgram(c, stdin, stdout, stderr)
 	case c.list:
 		// bpftrace 0.17 lists every probe for -l -e PROG.
-		if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: c.listPattern, Verbose: c.verbose, PID: c.pid}); err != nil {
+		if c.compat.ListsProgramProbes() && c.program == "" && looksLikeFile(c.listPattern) {
+			fmt.Fprintf(stderr, "WARNING: It appears that '%s' is a filename but the file does not exist. Treating '%s' as a search pattern.\n", c.listPattern, c.listPattern)
+		}
+		if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: c.listPattern, Verbose: c.verbose, PID: c.pid, Compat: c.compat}); err != nil {
 			printError(stderr, err)
 			return 1
 		}
@@ -162,7 +165,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		IncludeDirs: c.includeDirs,
 		Includes:    c.includes,
 		PID:         c.pid,
-		HelperCheck: c.helperCheck,
+		HelperCheck: helperCheckLevel(c),
 		// cpid needs -c, as in bpftrace; -d and explain show any script.
 		ChildCommand:       c.cmd != "" || c.debug > 0 || c.explain,
 		DumpAST:            c.debug > 0,
@@ -248,6 +251,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		Mode:           c.mode,
 		// config = { print_maps_on_exit = 0 } (or its variable).
 		NoExitMaps: compiled.Settings != nil && !compiled.Settings.Bool("print_maps_on_exit"),
+		// config = { missing_probes = "warn" } (or BPFTRACE_MISSING_PROBES).
+		MissingProbes: settingOr(compiled.Settings, "missing_probes"),
 		OnLoad: func(l *runtime.Loaded) {
 			// One STACK_TRACE map per (kernel/user, frame limit): stack_k,
 			// stack_u, stack_k_N, stack_u_N (compiler/ABI.md).
@@ -454,6 +459,30 @@ func readTraceable(file string) ([]string, error) {
 	return funcs, nil
 }
 
+// helperCheckLevel: bpftrace 0.17's -k warns about failed map updates and
+// deletes, -kk about failed reads and lookups too; 0.26's one -k covers
+// the reads and lookups (its -kk is that, too).
+func helperCheckLevel(c *config) int {
+	if c.helperCheck > 0 && c.compat.HelperCheckReads() {
+		return 2
+	}
+	return c.helperCheck
+}
+
+// settingOr is a setting's value, or "" without settings.
+func settingOr(s *cfg.Settings, name string) string {
+	if s == nil {
+		return ""
+	}
+	return s.Get(name)
+}
+
+// looksLikeFile: a -l pattern with a '.' and no ':' or '*' reads as a
+// file name (bpftrace 0.26 warns when no such file exists).
+func looksLikeFile(pattern string) bool {
+	return strings.Contains(pattern, ".") && !strings.ContainsAny(pattern, ":*")
+}
+
 // isFile reports whether name is an existing regular file.
 func isFile(name string) bool {
 	if name == "" {
@@ -480,12 +509,30 @@ func listProgram(c *config, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	for _, p := range prog.Probes {
 		for _, ap := range p.Attach {
+			pattern := ap.Raw
 			switch ap.Provider {
-			case "BEGIN", "END", "begin", "end", "interval", "profile", "watchpoint", "asyncwatchpoint", "self":
+			case "interval", "profile", "i", "p":
+				// bpftrace 0.26 lists a timer by its unit: interval:ms:.
+				if ap.Unit != "" {
+					kind := ap.Provider
+					if kind == "i" {
+						kind = "interval"
+					} else if kind == "p" {
+						kind = "profile"
+					}
+					fmt.Fprintf(stdout, "%s:%s:\n", kind, ap.Unit)
+					continue
+				}
 				fmt.Fprintln(stdout, ap.Raw)
 				continue
+			case "BEGIN", "END", "begin", "end", "watchpoint", "asyncwatchpoint", "self":
+				fmt.Fprintln(stdout, ap.Raw)
+				continue
+			case "software", "hardware", "s", "h":
+				// The event, not its count: software:cpu:1e6 lists software:cpu:.
+				pattern = ap.Provider + ":" + ap.Func
 			}
-			if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: ap.Raw, Verbose: c.verbose, PID: c.pid}); err != nil {
+			if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: pattern, Verbose: c.verbose, PID: c.pid, Compat: c.compat}); err != nil {
 				printError(stderr, err)
 				return 1
 			}

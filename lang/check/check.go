@@ -111,6 +111,9 @@ type checker struct {
 	quietOp  bool
 	argsDone bool
 	argsType *types.Type
+	// argsBases are the `args` of the probe read through a field or `*`
+	// (args.f, args->f, *args): the others are used whole.
+	argsBases map[lang.Node]bool
 	// argsOthers are the records of a wildcard tracepoint's further
 	// matches: a field of args must be in each of them too.
 	argsOthers []*types.Type

@@ -181,6 +181,20 @@ func (c *checker) builtinVar(e *lang.BuiltinExpr) *types.Type {
 	return c.builtinVar026(stdlib.Canonical(e.Name), row.Check(c, &stdlib.Call{Expr: e, Name: stdlib.Canonical(e.Name), Probe: c.probe}))
 }
 
+// knownIdent reports whether a bare name is a builtin variable or an
+// enum constant (else it may name a type, as in offsetof(T, f)).
+func (c *checker) knownIdent(name string) bool {
+	if row, _, ok := stdlib.Resolve(name); ok && row.Kind == stdlib.Var {
+		return true
+	}
+	if c.opts.Resolver != nil {
+		if _, _, ok := c.opts.Resolver.Enum(name); ok {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *checker) ident(e *lang.IdentExpr) *types.Type {
 	if row, _, ok := stdlib.Resolve(e.Name); ok && (row.Kind == stdlib.Var || e.Name == "dw_ustack") {
 		// dw_ustack, like kstack/ustack, is also written without parentheses.
@@ -1012,9 +1026,22 @@ func (c *checker) resolveTypeAt(te *lang.TypeExpr, at lang.Node) *types.Type {
 
 func (c *checker) offsetof(e *lang.OffsetofExpr) *types.Type {
 	var rec *types.Type
-	if e.Of != nil {
+	if id, ok := e.X.(*lang.IdentExpr); ok && e.Of == nil && !c.knownIdent(id.Name) {
+		// offsetof(qspinlock, f): bpftrace 0.26 also takes a type by its
+		// bare name (a struct or union, or a typedef of one).
+		if t, err := c.LookupType("struct " + id.Name); err == nil && t != nil {
+			rec = t
+		} else if t, err := c.LookupType("union " + id.Name); err == nil && t != nil {
+			rec = t
+		} else if t, err := c.LookupType(id.Name); err == nil && t != nil {
+			rec = t
+		}
+	}
+	switch {
+	case rec != nil:
+	case e.Of != nil:
 		rec = c.resolveTypeExpr(e.Of)
-	} else {
+	default:
 		rec = c.expr(e.X, ctxValue)
 	}
 	if rec.IsInvalid() {

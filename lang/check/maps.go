@@ -178,7 +178,7 @@ func (c *checker) mapRead(m *lang.MapExpr) *types.Type {
 // probeKind is bpftrace 0.17's name of a provider in context messages.
 func probeKind(p string) string {
 	switch p {
-	case "BEGIN", "END":
+	case "BEGIN", "END", "self":
 		return "special"
 	}
 	return p
@@ -192,7 +192,7 @@ func (c *checker) ProbeArgs(n lang.Node) *types.Type {
 		if c.argsType == nil {
 			return types.InvalidType
 		}
-		return c.argsType
+		return c.argsUse(n)
 	}
 	c.argsDone = true
 	for _, p := range c.providers {
@@ -253,6 +253,16 @@ func (c *checker) ProbeArgs(n lang.Node) *types.Type {
 		return types.InvalidType
 	}
 	c.argsType = types.PointerTo(rec, types.AddrKernel)
+	return c.argsUse(n)
+}
+
+// argsUse is the type of one use of `args`: a pointer to its record when
+// read through a field or `*`; a uprobe's used whole is the record itself
+// in bpftrace 0.26 (the compiler builds it from the argument registers).
+func (c *checker) argsUse(n lang.Node) *types.Type {
+	if !c.argsBases[n] && c.opts.Compat.ArgsValue() && len(c.probe.Attach) > 0 && c.probe.Attach[0].Provider == "uprobe" {
+		return c.argsType.Elem
+	}
 	return c.argsType
 }
 

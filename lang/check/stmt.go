@@ -13,7 +13,7 @@ const maxDepth = 1000
 
 var knownProviders = []string{"BEGIN", "END", "tracepoint", "rawtracepoint", "kprobe", "kretprobe",
 	"uprobe", "uretprobe", "usdt", "kfunc", "kretfunc", "profile", "interval", "software",
-	"hardware", "watchpoint", "asyncwatchpoint", "iter", "bench", "test"}
+	"hardware", "watchpoint", "asyncwatchpoint", "iter", "bench", "test", "self"}
 
 func (c *checker) checkProbe(p *lang.Probe) {
 	c.probe = p
@@ -22,6 +22,18 @@ func (c *checker) checkProbe(p *lang.Probe) {
 	c.scopes = nil
 	c.loops = 0
 	c.argsDone, c.argsType, c.argsOthers = false, nil, nil
+	c.argsBases = map[lang.Node]bool{}
+	lang.Inspect(p, func(n lang.Node) bool {
+		switch n := n.(type) {
+		case *lang.FieldExpr:
+			c.argsBases[n.X] = true
+		case *lang.UnaryExpr:
+			if n.Op == "*" {
+				c.argsBases[n.X] = true
+			}
+		}
+		return true
+	})
 	c.retDone, c.retType = false, nil
 	p.Vars = nil
 	seen := map[string]bool{}

@@ -128,6 +128,12 @@ var cases = []compatCase{
 		v017:   "[104,105,0]\n39\n[2,1]\n258\n",
 	},
 	{
+		name:   "the probe builtin of the special probes",
+		script: `BEGIN { printf("%s\n", probe); exit(); }`,
+		v026:   "begin\n",
+		v017:   "BEGIN\n",
+	},
+	{
 		name:   "dot on a struct pointer",
 		script: `BEGIN { printf("%d\n", curtask.pid == curtask->pid); exit(); }`,
 		v026:   "1\n",

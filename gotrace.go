@@ -16,12 +16,11 @@ import (
 
 	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler"
-	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/config"
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
 	"github.com/gotrace/gotrace/lang/types"
-	"github.com/gotrace/gotrace/runtime/sym"
 	"github.com/gotrace/gotrace/stdlib"
 )
 
@@ -168,7 +167,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 	}
 	for _, inc := range opts.Includes {
 		// --include FILE: clang's words, as bpftrace prints them.
-		if !layout.IsKernelHeader(inc) && layout.FindInclude(inc, true, opts.IncludeDirs, "") == "" {
+		if !ktypes.IsKernelHeader(inc) && ktypes.FindInclude(inc, true, opts.IncludeDirs, "") == "" {
 			return out, fmt.Errorf("fatal error: '%s' file not found", inc)
 		}
 	}
@@ -188,8 +187,8 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 			}
 		}
 	}
-	sym.SetDebugDirs(opts.DebugDirs) // statement probes and stacks find split-off DWARF there too
-	resolver := layout.New(layout.Options{CDecls: decls, Includes: includes, IncludeDirs: opts.IncludeDirs, Binaries: binaries, DebugDirs: opts.DebugDirs})
+	ktypes.SetDebugDirs(opts.DebugDirs) // statement probes and stacks find split-off DWARF there too
+	resolver := ktypes.New(ktypes.Options{CDecls: decls, Includes: includes, IncludeDirs: opts.IncludeDirs, Binaries: binaries, DebugDirs: opts.DebugDirs})
 
 	res, err := check.Check(prog, check.Options{
 		Params:   opts.Params,
@@ -259,7 +258,7 @@ func (e *IncludeError) Error() string {
 // (bpftrace 0.17 needs the headers; gotrace does not).
 func missingIncludes(src *lang.Source, prog *lang.Program, dirs []string) error {
 	for _, inc := range prog.Includes {
-		if layout.IsKernelHeader(inc.Path) || layout.FindInclude(inc.Path, !inc.System, dirs, "") != "" {
+		if ktypes.IsKernelHeader(inc.Path) || ktypes.FindInclude(inc.Path, !inc.System, dirs, "") != "" {
 			continue
 		}
 		st := inc.Span().Start

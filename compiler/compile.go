@@ -10,7 +10,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 
-	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
 	"github.com/gotrace/gotrace/lang/types"
@@ -172,7 +172,7 @@ type compiler struct {
 	maxScratch int
 	// exits: the script calls exit() (usesExit; exitKnown once computed).
 	exits, exitKnown bool
-	kallsyms   map[string]uint64
+	kallsyms         map[string]uint64
 	// kfuncProbes counts the functions kfunc wildcards expanded to.
 	kfuncProbes int
 	// sysLower: the syscalls tracepoints of sys_enter or sys_exit compile
@@ -402,7 +402,7 @@ func (c *compiler) expandRawTracepoints(aps []*lang.AttachPoint) []*lang.AttachP
 		seen := map[string]bool{}
 		var names []string
 		for _, m := range matches {
-			if !seen[m[1]] && !layout.NotRawTracepoint(m[0]) {
+			if !seen[m[1]] && !ktypes.NotRawTracepoint(m[0]) {
 				seen[m[1]] = true
 				names = append(names, m[1])
 			}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 )
@@ -41,7 +41,7 @@ func (c *compiler) expandKfuncs(aps []*lang.AttachPoint, usesArgs bool, fields m
 			// The function must be in BTF (the kernel ties the program to
 			// its BTF ID at load): say so here, where it can be named,
 			// whatever the kernel's support for fentry.
-			if _, _, err := c.res.Opts.Resolver.Func(ap.Func); err != nil && layout.IsNotFound(err) {
+			if _, _, err := c.res.Opts.Resolver.Func(ap.Func); err != nil && ktypes.IsNotFound(err) {
 				return nil, &Error{Span: ap.Span(), Msg: fmt.Sprintf("%s: %v", ap.Raw, err), Hint: c.suggestFunc(ap.Func)}
 			}
 		}

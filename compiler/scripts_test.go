@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/internal/testkit"
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
 )
@@ -63,4 +63,4 @@ func TestScripts(t *testing.T) {
 	}
 }
 
-func newResolver() (layout.Resolver, error) { return layout.New(layout.Options{}), nil }
+func newResolver() (ktypes.Resolver, error) { return ktypes.New(ktypes.Options{}), nil }

@@ -65,7 +65,7 @@ type Include struct {
 }
 
 // CDecl is one top-level C declaration (struct, union, enum, typedef),
-// kept as text for compiler/layout's C parser.
+// kept as text for ktypes's C parser.
 type CDecl struct {
 	Loc
 	Kind string // "struct", "union", "enum", "typedef"

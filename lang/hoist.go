@@ -61,7 +61,9 @@ func (h *hoister) conditional(e Expr) (Expr, bool) {
 		}
 		v := h.hidden(e.Loc)
 		ref := func() *VarExpr { return &VarExpr{Loc: v.Loc, Name: v.Name} }
-		set := func() Stmt { return &AssignStmt{Loc: e.Loc, Lhs: ref(), Op: "=", Rhs: &BoolLit{Loc: e.Loc, Value: true}} }
+		set := func() Stmt {
+			return &AssignStmt{Loc: e.Loc, Lhs: ref(), Op: "=", Rhs: &BoolLit{Loc: e.Loc, Value: true}}
+		}
 		tryY := append(ys, &IfStmt{Loc: e.Loc, Cond: y, Then: &Block{Loc: e.Loc, Stmts: []Stmt{set()}}})
 		var ifx *IfStmt
 		if e.Op == "&&" {

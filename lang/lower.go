@@ -151,7 +151,7 @@ func (l *lowerer) include(text string, sp Span) *Include {
 
 // directive keeps a preprocessor line other than #include (#define X 1,
 // #undef, #pragma ...) as a CDecl of Kind "define", "undef" ... with the
-// macro name, for compiler/layout's C preprocessor. A "#!" interpreter
+// macro name, for ktypes's C preprocessor. A "#!" interpreter
 // line is dropped.
 func directive(text string, sp Span) *CDecl {
 	if strings.HasPrefix(text, "#!") {

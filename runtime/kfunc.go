@@ -16,7 +16,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
-	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang"
 )
 
@@ -184,7 +184,7 @@ var kernelBTFFuncs = sync.OnceValues(func() ([]btfFunc, error) {
 	if err := collect("vmlinux", base); err != nil {
 		return nil, err
 	}
-	ents, _ := os.ReadDir(filepath.Dir(layout.DefaultBTFPath))
+	ents, _ := os.ReadDir(filepath.Dir(ktypes.DefaultBTFPath))
 	for _, e := range ents {
 		if e.Name() == "vmlinux" || e.IsDir() {
 			continue

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/gotrace/gotrace/compat"
-	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/ktypes"
 )
 
 // List prints the probes matching pattern (bpftrace's -l): one full probe
@@ -154,7 +154,7 @@ func ListWith(w io.Writer, o ListOptions) error {
 		seen := map[string]bool{}
 		for _, n := range names {
 			c, e, _ := strings.Cut(n, ":")
-			if layout.NotRawTracepoint(c) {
+			if ktypes.NotRawTracepoint(c) {
 				continue
 			}
 			if full := "rawtracepoint:" + e; !seen[e] && match(full) {
@@ -313,7 +313,7 @@ func listUprobeFuncs(w io.Writer, prov, path, shown, fn string, verbose bool) er
 		}
 		fmt.Fprintf(w, "%s:%s:%s\n", prov, shown, f.name)
 		if verbose {
-			ps, err := layout.DWARFParams(path, f.name)
+			ps, err := ktypes.DWARFParams(path, f.name)
 			if err != nil {
 				continue // no debug information: the name alone, as bpftrace
 			}

@@ -14,8 +14,8 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/gotrace/gotrace/compat"
-	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/internal/testkit"
+	"github.com/gotrace/gotrace/ktypes"
 )
 
 func TestListSearchCharacters(t *testing.T) {
@@ -30,7 +30,7 @@ func TestListSearchCharacters(t *testing.T) {
 }
 
 func TestListUprobesByFile(t *testing.T) {
-	const prog = "../compiler/layout/testdata/dwarf/prog"
+	const prog = "../ktypes/testdata/dwarf/prog"
 	var b strings.Builder
 	if err := ListWith(&b, ListOptions{Pattern: "uprobe:" + prog + ":function*", Verbose: true}); err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func TestListUprobesByPID(t *testing.T) {
 // kernel's function list.
 func requireKernelLists(t *testing.T) {
 	t.Helper()
-	_, berr := os.Stat(layout.DefaultBTFPath)
+	_, berr := os.Stat(ktypes.DefaultBTFPath)
 	_, kerr := kernelFuncs()
 	if err := errors.Join(berr, kerr); err != nil {
 		testkit.Skipf(t, "%v", err)

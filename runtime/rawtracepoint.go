@@ -9,7 +9,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
-	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang"
 )
 
@@ -32,7 +32,7 @@ func (rawTracepointProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, e
 	seen := map[string]bool{}
 	for _, n := range all {
 		c, e, _ := strings.Cut(n, ":")
-		if glob(name, e) && !layout.NotRawTracepoint(c) {
+		if glob(name, e) && !ktypes.NotRawTracepoint(c) {
 			seen[e] = true
 		}
 	}

@@ -8,14 +8,14 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/ktypes"
 )
 
 // tracefs helpers of the runtime: listing and matching tracepoints.
 
-// tracefsDir finds tracefs (compiler/layout's TracefsDir: one discovery,
+// tracefsDir finds tracefs (ktypes's TracefsDir: one discovery,
 // shared with the checker's format reader).
-func tracefsDir() (string, error) { return layout.TracefsDir() }
+func tracefsDir() (string, error) { return ktypes.TracefsDir() }
 
 // tracepointNames lists "category:event" from available_events, sorted.
 func tracepointNames() ([]string, error) {

@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"github.com/gotrace/gotrace/ktypes"
 	"io"
 	"os"
 	"path/filepath"
@@ -99,7 +100,7 @@ func elfFuncs(path string) ([]elfFunc, error) {
 	if errSym != nil {
 		// Stripped: a separate debug file (a -dbg package's, a
 		// debuglink's) has the local functions too.
-		if dbg, _ := sym.OpenDebug(f, path); dbg != nil {
+		if dbg, _ := ktypes.OpenDebug(f, path); dbg != nil {
 			if syms, err := dbg.Symbols(); err == nil {
 				add(syms)
 			}

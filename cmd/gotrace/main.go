@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gotrace/gotrace/ktypes"
 	"io"
 	"os"
 	goruntime "runtime"
@@ -71,8 +72,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	// The environment is read here only: the libraries get it as options.
-	runtime.SetSearchPath(os.Getenv("PATH"))                 // uprobe targets named without a path
-	sym.SetDebuginfodCaches(sym.DebuginfodCaches(os.Getenv)) // separate debug files by build ID
+	runtime.SetSearchPath(os.Getenv("PATH"))                       // uprobe targets named without a path
+	ktypes.SetDebuginfodCaches(ktypes.DebuginfodCaches(os.Getenv)) // separate debug files by build ID
 	c, err := parseArgs(args)
 	if err == nil {
 		err = compatFromEnv(c, os.LookupEnv)

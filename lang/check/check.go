@@ -3,7 +3,7 @@ package check
 import (
 	"fmt"
 	"github.com/gotrace/gotrace/compat"
-	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/ktypes"
 	"sort"
 	"strings"
 
@@ -197,9 +197,9 @@ func (c *checker) run() {
 
 // DeclChecker is an optional Resolver method: the problems of the script's
 // own C declarations, found by laying out every struct it defines (see
-// layout.Sources.CheckDecls).
+// ktypes.Sources.CheckDecls).
 type DeclChecker interface {
-	CheckDecls() []*layout.DeclError
+	CheckDecls() []*ktypes.DeclError
 }
 
 // checkDecls reports the script's C declaration errors, each at the

@@ -10,13 +10,12 @@ import (
 	"testing"
 
 	"github.com/gotrace/gotrace/compat"
-	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/internal/chunked"
 	"github.com/gotrace/gotrace/internal/testkit"
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 )
-
 
 // options reads "// opts: unsafe strlen=N params=a,b" from a chunk.
 func options(text string) Options {
@@ -176,7 +175,6 @@ func TestValid(t *testing.T) {
 	}
 }
 
-
 // FuzzCheck runs Parse+Check on arbitrary input: no panic, no hang.
 func FuzzCheck(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*/*.bt")
@@ -210,10 +208,10 @@ func FuzzCheck(f *testing.F) {
 // declResolver is the fake resolver with C declaration errors.
 type declResolver struct {
 	fakeResolver
-	errs []*layout.DeclError
+	errs []*ktypes.DeclError
 }
 
-func (r declResolver) CheckDecls() []*layout.DeclError { return r.errs }
+func (r declResolver) CheckDecls() []*ktypes.DeclError { return r.errs }
 
 func TestDeclErrorsReported(t *testing.T) {
 	src := "struct a { int x; }\nstruct task_struct { struct thread_info x; }\nBEGIN { exit(); }\n"
@@ -222,7 +220,7 @@ func TestDeclErrorsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	msg := "definitions: error: field 'x' of struct task_struct has incomplete type 'struct thread_info'"
-	_, err = Check(prog, Options{Resolver: declResolver{errs: []*layout.DeclError{
+	_, err = Check(prog, Options{Resolver: declResolver{errs: []*ktypes.DeclError{
 		{Name: "struct task_struct", Err: errors.New(msg)},
 	}}})
 	d, ok := err.(*lang.Diagnostics)

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/gotrace/gotrace/compat"
-	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 )
@@ -21,7 +21,7 @@ const casesPath = "../../../shared/conformance/cases/cases.jsonl"
 // tracefs, kernel BTF) and falls back to the fixture for what this machine
 // cannot supply (uprobe test programs' structs).
 type liveResolver struct {
-	*layout.Sources
+	*ktypes.Sources
 }
 
 func (r liveResolver) Type(name string) (*types.Type, error) {
@@ -36,7 +36,7 @@ func (r liveResolver) Type(name string) (*types.Type, error) {
 }
 
 func (r liveResolver) TracepointMatches(cat, event string) ([][2]string, error) {
-	names, err := layout.Tracepoints(cat + ":" + event)
+	names, err := ktypes.Tracepoints(cat + ":" + event)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func TestConformancePrograms(t *testing.T) {
 		t.Skipf("conformance cases not available: %v", err)
 	}
 	defer f.Close()
-	if _, err := layout.TracefsDir(); err != nil {
+	if _, err := ktypes.TracefsDir(); err != nil {
 		testkit.Skipf(t, "tracefs: %v", err)
 	}
 	sc := bufio.NewScanner(f)
@@ -130,7 +130,7 @@ func TestConformancePrograms(t *testing.T) {
 			for _, in := range prog.Includes {
 				incs = append(incs, in.Path)
 			}
-			res := liveResolver{layout.New(layout.Options{CDecls: decls, Includes: incs})}
+			res := liveResolver{ktypes.New(ktypes.Options{CDecls: decls, Includes: incs})}
 			_, err = Check(prog, Options{Resolver: res, Params: params, Unsafe: strings.Contains(c.Cmd, "--unsafe"), Compat: compat.V017})
 			if err != nil {
 				if strings.Contains(err.Error(), "Can not resolve args of u") || strings.Contains(c.ID, "dwarf.") {
@@ -160,7 +160,7 @@ var placeholderRE = regexp.MustCompile(`\{[A-Z_]+\}`)
 
 // notChecker lists cases whose failure lies outside the checker, with why.
 var notChecker = map[string]string{
-	"call.strerror":                      "EPERM is a #define in errno.h: macro constants come from compiler/layout's preprocessor",
+	"call.strerror":                      "EPERM is a #define in errno.h: macro constants come from ktypes's preprocessor",
 	"other.positional attachpoint probe": "BEG$1: positional parameters inside attach points are expanded by the parser",
 }
 

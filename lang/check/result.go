@@ -5,7 +5,7 @@ package check
 
 import (
 	"github.com/gotrace/gotrace/compat"
-	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 	"github.com/gotrace/gotrace/stdlib"
@@ -17,7 +17,7 @@ type Options struct {
 	Params []string
 	// Resolver supplies kernel, tracepoint and C types. Nil: any lookup fails
 	// with a clear error.
-	Resolver layout.Resolver
+	Resolver ktypes.Resolver
 	// StrLen is the maximum string length (GOTRACE_STRLEN / BPFTRACE_STRLEN);
 	// 0 means bpftrace's default, 64.
 	StrLen int

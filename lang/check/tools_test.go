@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gotrace/gotrace/compat"
-	"github.com/gotrace/gotrace/compiler/layout"
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang"
 )
 
@@ -30,7 +30,7 @@ func TestBpftraceTools(t *testing.T) {
 	if err != nil {
 		testkit.Skipf(t, "bpftrace package not installed: %v", err)
 	}
-	if _, err := os.Stat(layout.DefaultBTFPath); err != nil {
+	if _, err := os.Stat(ktypes.DefaultBTFPath); err != nil {
 		testkit.Skipf(t, "no kernel BTF: %v", err)
 	}
 	n := 0
@@ -79,6 +79,6 @@ func checkTool(path, text string) error {
 	for _, in := range prog.Includes {
 		incs = append(incs, in.Path)
 	}
-	_, err = Check(prog, Options{Resolver: layout.New(layout.Options{CDecls: decls, Includes: incs}), Compat: compat.V017})
+	_, err = Check(prog, Options{Resolver: ktypes.New(ktypes.Options{CDecls: decls, Includes: incs}), Compat: compat.V017})
 	return err
 }

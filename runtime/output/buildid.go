@@ -3,12 +3,13 @@ package output
 import (
 	"bufio"
 	"debug/elf"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/gotrace/gotrace/ktypes"
 )
 
 // buildIDSize is the kernel's BPF_BUILD_ID_SIZE: a shorter build ID is
@@ -80,23 +81,12 @@ func fileBuildID(path string) string {
 	return id
 }
 
+// noteBuildID is the file's GNU build ID (ktypes.BuildID) zero-padded to
+// the kernel's 20 bytes, or "" if it is longer than that.
 func noteBuildID(ef *elf.File) string {
-	s := ef.Section(".note.gnu.build-id")
-	if s == nil {
+	id := ktypes.BuildID(ef)
+	if id == "" || len(id) > 2*buildIDSize {
 		return ""
 	}
-	data, err := s.Data()
-	if err != nil || len(data) <= 16 {
-		return ""
-	}
-	// Elf_Nhdr: namesz, descsz, type (4 bytes each), name, desc.
-	namesz := int(ef.ByteOrder.Uint32(data[0:4]))
-	descsz := int(ef.ByteOrder.Uint32(data[4:8]))
-	off := 12 + (namesz+3)&^3
-	if descsz < 1 || descsz > buildIDSize || off+descsz > len(data) {
-		return ""
-	}
-	id := make([]byte, buildIDSize)
-	copy(id, data[off:off+descsz])
-	return hex.EncodeToString(id)
+	return id + strings.Repeat("0", 2*buildIDSize-len(id))
 }

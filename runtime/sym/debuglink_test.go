@@ -2,6 +2,7 @@ package sym
 
 import (
 	"debug/elf"
+	"github.com/gotrace/gotrace/ktypes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,7 +54,7 @@ func TestDebugFileByBuildID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := BuildID(f)
+	id := ktypes.BuildID(f)
 	f.Close()
 	if len(id) < 8 {
 		t.Fatalf("build ID %q", id)
@@ -65,9 +66,7 @@ func TestDebugFileByBuildID(t *testing.T) {
 	if err := os.Rename(debug, filepath.Join(root, ".build-id", id[:2], id[2:]+".debug")); err != nil {
 		t.Fatal(err)
 	}
-	old := debugRoot
-	debugRoot = root
-	defer func() { debugRoot = old }()
+	defer ktypes.SetDebugRoot(root)()
 	// A fresh copy: parsed objects are cached by file identity.
 	cp := filepath.Join(dir, "bid.copy")
 	b, _ := os.ReadFile(stripped)
@@ -77,7 +76,7 @@ func TestDebugFileByBuildID(t *testing.T) {
 	if !hasSymbol(t, cp, "hidden_fn") {
 		t.Errorf("hidden_fn not found through %s/.build-id/%s/%s.debug", root, id[:2], id[2:])
 	}
-	if got := DebugFile(cp); got != filepath.Join(root, ".build-id", id[:2], id[2:]+".debug") {
+	if got := ktypes.DebugFile(cp); got != filepath.Join(root, ".build-id", id[:2], id[2:]+".debug") {
 		t.Errorf("DebugFile = %q", got)
 	}
 }
@@ -146,11 +145,11 @@ func TestOpenDWARFInDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if d, _ := OpenDWARF(f, stripped, nil); d != nil {
+	if d, _ := ktypes.OpenDWARF(f, stripped, nil); d != nil {
 		d.Close()
 		t.Fatal("found debug information without the directory")
 	}
-	d, p := OpenDWARF(f, stripped, []string{"./ext"})
+	d, p := ktypes.OpenDWARF(f, stripped, []string{"./ext"})
 	if d == nil || p != filepath.Join(ext, "dd-stripped.debug") {
 		t.Fatalf("OpenDWARF with ./ext: %v %q", d, p)
 	}
@@ -160,7 +159,7 @@ func TestOpenDWARFInDirs(t *testing.T) {
 	if b, err := exec.Command("objcopy", "--only-keep-debug", other, filepath.Join(ext, "dd-stripped.debug")).CombinedOutput(); err != nil {
 		t.Fatalf("objcopy: %v\n%s", err, b)
 	}
-	if d, p := OpenDWARF(f, stripped, []string{ext}); d != nil {
+	if d, p := ktypes.OpenDWARF(f, stripped, []string{ext}); d != nil {
 		d.Close()
 		t.Errorf("took another build's debug file %s", p)
 	}

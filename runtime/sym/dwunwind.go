@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"github.com/gotrace/gotrace/ktypes"
 	"os"
 	"strconv"
 	"sync"
@@ -49,7 +50,7 @@ func frameTable(name, path string) *FrameTable {
 			return
 		}
 		// A stripped file may keep its .debug_frame apart.
-		if dbg, _ := OpenDWARF(f, path, nil); dbg != nil {
+		if dbg, _ := ktypes.OpenDWARF(f, path, nil); dbg != nil {
 			if t, err := ReadFrameTable(dbg); err == nil {
 				e.t = t
 			}

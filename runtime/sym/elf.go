@@ -5,6 +5,7 @@ import (
 	"debug/gosym"
 	"errors"
 	"fmt"
+	"github.com/gotrace/gotrace/ktypes"
 	"io"
 	"os"
 	"slices"
@@ -120,7 +121,7 @@ func parseELF(r io.ReaderAt, name string) (*elfObj, error) {
 		syms = o.appendSyms(syms, dyn)
 	}
 	if errors.Is(errSym, elf.ErrNoSymbols) {
-		if dbg, _ := debugFile(f, name, nil, false); dbg != nil {
+		if dbg, _ := ktypes.OpenDebug(f, name); dbg != nil {
 			if s, err := dbg.Symbols(); err == nil {
 				syms = o.appendSyms(syms, s)
 			}

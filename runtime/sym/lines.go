@@ -4,6 +4,7 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"fmt"
+	"github.com/gotrace/gotrace/ktypes"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -68,7 +69,7 @@ func OpenDWARFData(path string) (*dwarf.Data, error) {
 	defer f.Close()
 	src := f
 	if f.Section(".debug_info") == nil && f.Section(".zdebug_info") == nil {
-		dbg, _ := OpenDWARF(f, path, nil)
+		dbg, _ := ktypes.OpenDWARF(f, path, nil)
 		if dbg == nil {
 			return nil, fmt.Errorf("no debug information for %s", path)
 		}

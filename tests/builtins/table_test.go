@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gotrace/gotrace/compiler/layout"
 	"github.com/gotrace/gotrace/internal/testkit"
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
 	"github.com/gotrace/gotrace/lang/types"
@@ -112,7 +112,7 @@ func TestTableCovered(t *testing.T) {
 			continue
 		}
 		u := uses(prog)
-		_, err = check.Check(prog, check.Options{Unsafe: true, Resolver: layout.New(layout.Options{})})
+		_, err = check.Check(prog, check.Options{Unsafe: true, Resolver: ktypes.New(ktypes.Options{})})
 		for name := range u {
 			// A script that does not check covers only the rows this
 			// machine cannot run (their tests assert the precise error).

@@ -1,4 +1,4 @@
-package layout
+package ktypes
 
 import (
 	"debug/dwarf"
@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/gotrace/gotrace/lang/types"
-	"github.com/gotrace/gotrace/runtime/sym"
 )
 
 // Param is one parameter of a user function, from the binary's DWARF.
@@ -78,7 +77,7 @@ func openDWARFIn(path string, dirs []string) *dwarfFile {
 		// Stripped, or its debug information installed apart: a -dbg
 		// package, a .gnu_debuglink file, a debuginfod cache (sym), else
 		// beside the binary or in a --debuginfo directory.
-		dbg, _ := sym.OpenDWARF(ef, path, dirs)
+		dbg, _ := OpenDWARF(ef, path, dirs)
 		if dbg == nil {
 			f.err = fmt.Errorf("no debug information for %s (no .debug_info section, and no separate debug file under /usr/lib/debug, by .gnu_debuglink, in a debuginfod cache or in a --debuginfo directory)", path)
 			return f
@@ -93,7 +92,7 @@ func openDWARFIn(path string, dirs []string) *dwarfFile {
 	}
 	// Split DWARF (-gsplit-dwarf): the types and functions are in the
 	// .dwo files or the .dwp package the skeleton units name.
-	split, err := sym.SplitUnits(ef, path, d)
+	split, err := SplitUnits(ef, path, d)
 	if err != nil {
 		f.err = fmt.Errorf("no debug information for %s: %w", path, err)
 		return f

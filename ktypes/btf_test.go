@@ -1,4 +1,4 @@
-package layout
+package ktypes
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/gotrace/gotrace/compiler/layout/internal/btfdump"
+	"github.com/gotrace/gotrace/ktypes/internal/btfdump"
 	"github.com/gotrace/gotrace/lang/types"
 )
 

@@ -1,4 +1,4 @@
-package sym
+package ktypes
 
 import (
 	"bytes"
@@ -37,6 +37,14 @@ func BuildID(f *elf.File) string {
 
 // debugRoot is where debug files are installed (a variable for tests).
 var debugRoot = "/usr/lib/debug"
+
+// SetDebugRoot makes dir the place debug packages install into (for
+// tests) and returns what restores the old one.
+func SetDebugRoot(dir string) (restore func()) {
+	old := debugRoot
+	debugRoot = dir
+	return func() { debugRoot = old }
+}
 
 // extraDirs are more directories holding separate debug files
 // (--debuginfo), set once at start by SetDebugDirs.

@@ -1,4 +1,4 @@
-package sym
+package ktypes
 
 import (
 	"debug/dwarf"

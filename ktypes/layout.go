@@ -2,7 +2,7 @@
 // sources: the kernel's BTF, tracepoint format files and C declarations
 // (in the script or #include'd headers). Each source is loaded lazily: a
 // script that never names a kernel struct never loads vmlinux BTF.
-package layout
+package ktypes
 
 import "github.com/gotrace/gotrace/lang/types"
 

@@ -22,7 +22,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/gotrace/gotrace/compiler/layout/internal/btfdump"
+	"github.com/gotrace/gotrace/ktypes/internal/btfdump"
 )
 
 func main() {

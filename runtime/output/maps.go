@@ -392,6 +392,7 @@ func (p *Printer) rows(m MapData) ([]row, error) {
 		stableSort(rows, func(a, b *row) bool { return a.uscalar < b.uscalar })
 		return rows, nil
 	}
+	rows = make([]row, 0, len(m.Entries))
 	for _, e := range m.Entries {
 		userKey := e.Key
 		parts, err := keyParts(m.Info, userKey)
@@ -448,7 +449,7 @@ func (p *Printer) rows(m MapData) ([]row, error) {
 
 // stableSort sorts rows by less, equal rows keeping their order: the
 // order sort.SliceStable gives. It sorts an index permutation (pdqsort,
-// the index breaking ties) and then moves every row once, where
+// the index breaking ties) and then moves every row once, in place, where
 // SliceStable's in-place merges move the large row structs O(n log² n)
 // times (a 10⁵-key map took seconds to print at exit).
 func stableSort(rows []row, less func(a, b *row) bool) {
@@ -475,11 +476,24 @@ func stableSortCmp(rows []row, compare func(a, b *row) int) {
 		}
 		return cmp.Compare(i, j)
 	})
-	out := make([]row, len(rows))
-	for k, i := range idx {
-		out[k] = rows[i]
+	// rows[j] = old rows[idx[j]], in place, one cycle of the permutation
+	// at a time (a second copy of a 10⁶-row map is 200 MB).
+	for i := range idx {
+		if idx[i] < 0 {
+			continue
+		}
+		tmp, j := rows[i], i
+		for {
+			k := idx[j]
+			idx[j] = -1
+			if k == i {
+				rows[j] = tmp
+				break
+			}
+			rows[j] = rows[k]
+			j = k
+		}
 	}
-	copy(rows, out)
 }
 
 // sortByKey orders rows by their key parts: integers as unsigned 64-bit

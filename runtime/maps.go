@@ -78,6 +78,11 @@ func (l *Loaded) ReadMap(ms *compiler.MapSpec) (*MapData, error) {
 	if ok, err := readBatch(m, ms, perCPU, ncpu, md); ok || err != nil {
 		return md, err
 	}
+	defer func() {
+		if ms.ZeroIsAbsent {
+			md.Entries = dropZero(md.Entries)
+		}
+	}()
 	var cur []byte
 	next := make([]byte, ms.KeySize)
 	first := true
@@ -125,6 +130,21 @@ func (l *Loaded) ReadMap(ms *compiler.MapSpec) (*MapData, error) {
 		// Array maps list every index; the ring of NextKey ends at the last.
 	}
 	return md, nil
+}
+
+// dropZero removes the entries whose (merged) value is all zero bytes: a
+// ZeroIsAbsent map's slots that hold no count.
+func dropZero(es []Entry) []Entry {
+	out := es[:0]
+	for _, e := range es {
+		for _, b := range e.Value {
+			if b != 0 {
+				out = append(out, e)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // batchChunk is how many entries one BPF_MAP_LOOKUP_BATCH call reads.

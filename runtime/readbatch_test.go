@@ -66,3 +66,41 @@ func TestReadMapBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestReadMapZeroIsAbsent: a ZeroIsAbsent map (a key-less count() in
+// 0.26 mode, kept in a per-CPU array) reads as empty while its slot is
+// zero on every CPU, and as its one entry once any CPU counted.
+func TestReadMapZeroIsAbsent(t *testing.T) {
+	requireBPF(t)
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ms := &compiler.MapSpec{Name: "m_", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 1, ZeroIsAbsent: true}
+	l := &Loaded{Spec: &compiler.Spec{Maps: []*compiler.MapSpec{ms}}, Maps: map[string]*ebpf.Map{ms.Name: m}}
+	md, err := l.ReadMap(ms)
+	if err != nil || len(md.Entries) != 0 {
+		t.Fatalf("zero slot: %d entries (%v), want none", len(md.Entries), err)
+	}
+	vals := make([]uint64, ncpu)
+	vals[ncpu-1] = 5
+	if err := m.Put(uint32(0), vals); err != nil {
+		t.Fatal(err)
+	}
+	md, err = l.ReadMap(ms)
+	if err != nil || len(md.Entries) != 1 || binary.LittleEndian.Uint64(md.Entries[0].Value) != 5 {
+		t.Fatalf("counted slot: %+v (%v), want one entry of 5", md, err)
+	}
+	ms.ZeroIsAbsent = false
+	if err := m.Put(uint32(0), make([]uint64, ncpu)); err != nil {
+		t.Fatal(err)
+	}
+	if md, err = l.ReadMap(ms); err != nil || len(md.Entries) != 1 {
+		t.Fatalf("0.17 array: %d entries (%v), want its slot", len(md.Entries), err)
+	}
+}

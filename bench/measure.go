@@ -58,6 +58,22 @@ var lostRe = regexp.MustCompile(`Lost (\d+) events`)
 func runOnce(tool *Tool, sc *Script) Sample {
 	var s Sample
 	cmd := exec.Command(tool.Path, "-e", sc.Text)
+	if len(sc.Text) > 64<<10 {
+		// Past the kernel's 128 KiB limit of one argument: a script file.
+		f, err := os.CreateTemp("", "gotrace-bench-*.bt")
+		if err != nil {
+			return fail(s, err)
+		}
+		defer os.Remove(f.Name())
+		_, err = f.WriteString(sc.Text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fail(s, err)
+		}
+		cmd = exec.Command(tool.Path, f.Name())
+	}
 	cmd.Env = append(os.Environ(), notifyAttached+"=1")
 	if tool.Floor {
 		cmd = exec.Command(tool.Path)

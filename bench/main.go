@@ -4,6 +4,7 @@
 //	go run ./bench                # full run (a few minutes)
 //	go run ./bench -smoke         # tiny run, for CI: checks the harness works
 //	go run ./bench -only count,hist -rounds 3 -json out.json
+//	go run ./bench -curves        # the scale curves instead (curves.go)
 //
 // Runs are interleaved A B B A … per script, each tool against the same
 // workload from testdata/helpers. Per run it measures: in-kernel ns per event
@@ -13,6 +14,8 @@
 // attached (the __BPFTRACE_NOTIFY_PROBES_ATTACHED line), Ctrl-C to exit, peak
 // RSS (wait4), and for printf: events generated, delivered, lost, delivered
 // per second. A tool that fails shows "n/a" with the reason below the table.
+// For count, hist, comm-filter, printf and uprobe a third tool, the floor
+// (floor.go: hand-written programs), runs in the same rounds: gotrace/floor.
 // Needs root. Numbers are noisy: the table is for reading, never a CI gate.
 package main
 

@@ -26,6 +26,10 @@ import (
 
 // Options configure Compile.
 type Options struct {
+	// Mark, when set, is called as each phase ends ("parse", "check",
+	// "compile"): the command's GOTRACE_TIMING=1 phase clock.
+	Mark func(phase string)
+
 	Params      []string // positional parameters $1..$N
 	StrLen      int      // 0: 64
 	Unsafe      bool
@@ -93,7 +97,12 @@ type Compiled struct {
 // finished, so -d can print them.
 func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 	out := &Compiled{}
+	mark := opts.Mark
+	if mark == nil {
+		mark = func(string) {}
+	}
 	prog, err := lang.ParseWith(src, lang.ParseOptions{Imports: !opts.Compat.Legacy()})
+	mark("parse")
 	if err != nil {
 		return out, err
 	}
@@ -204,6 +213,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 
 		DummyTseriesMap: opts.DummyTseriesMap,
 	})
+	mark("check")
 	if err != nil {
 		return out, err
 	}
@@ -218,6 +228,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		SyscallTracepoints: syscallMode(opts.SyscallTracepoints),
 		Host:               opts.Host,
 	})
+	mark("compile")
 	if err != nil {
 		// A compiler error has a place in the script: print it as a
 		// diagnostic, with the source line and marker.

@@ -4,6 +4,7 @@
 //	go run ./bench                # full run (a few minutes)
 //	go run ./bench -smoke         # tiny run, for CI: checks the harness works
 //	go run ./bench -only count,hist -rounds 3 -json out.json
+//	go run ./bench -curves        # the scale curves instead (curves.go)
 //
 // Runs are interleaved A B B A … per script, each tool against the same
 // workload from testdata/helpers. Per run it measures: in-kernel ns per event
@@ -13,6 +14,8 @@
 // attached (the __BPFTRACE_NOTIFY_PROBES_ATTACHED line), Ctrl-C to exit, peak
 // RSS (wait4), and for printf: events generated, delivered, lost, delivered
 // per second. A tool that fails shows "n/a" with the reason below the table.
+// For count, hist, comm-filter, printf and uprobe a third tool, the floor
+// (floor.go: hand-written programs), runs in the same rounds: gotrace/floor.
 // Needs root. Numbers are noisy: the table is for reading, never a CI gate.
 package main
 
@@ -35,6 +38,14 @@ import (
 )
 
 func main() {
+	if name := os.Getenv(floorEnv); name != "" {
+		// A floor process (floor.go), started by the harness.
+		if err := runFloor(name); err != nil {
+			fmt.Fprintln(os.Stderr, "floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	smoke := flag.Bool("smoke", false, "tiny workloads, one A B round, no sys_enter_* detach run (for CI)")
 	rounds := flag.Int("rounds", 2, "A B pairs per script (alternating order: A B B A …)")
 	only := flag.String("only", "", "comma-separated script names to run (default all)")
@@ -45,7 +56,15 @@ func main() {
 	load := flag.Bool("load", false, "run only the load benchmark: count and printf at the highest getpid rate, loss accounting and RSS over time")
 	loadDur := flag.Duration("load-duration", 60*time.Second, "how long the load benchmark drives each script per tool (-smoke: 2s unless given)")
 	loadWorkers := flag.Int("load-workers", runtime.NumCPU(), "parallel getpid workload processes of the load benchmark")
+	curves := flag.Bool("curves", false, "run only the scale curves (curves.go): map printing, attach/detach, script size; -only picks curves by name")
 	flag.Parse()
+	if *curves {
+		if err := runCurvesMain(*smoke, *only, *gotraceBin, *bpftraceBin, *jsonOut); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	lo := loadOpts{run: *load, dur: *loadDur, workers: *loadWorkers}
 	flag.Visit(func(f *flag.Flag) { lo.durGiven = lo.durGiven || f.Name == "load-duration" })
 	if err := run(*smoke, *rounds, *only, *gotraceBin, *bpftraceBin, *jsonOut, *scale, lo); err != nil {
@@ -93,7 +112,7 @@ func run(smoke bool, rounds int, only, gotraceBin, bpftraceBin, jsonOut string, 
 		defer stats.Close()
 	}
 
-	tools := []*Tool{findBpftrace(bpftraceBin), buildGotrace(root, tmp, gotraceBin)}
+	tools := []*Tool{findBpftrace(bpftraceBin), buildGotrace(root, tmp, gotraceBin), floorTool()}
 	wls, err := buildWorkloads(root, tmp, scale)
 	if err != nil {
 		return err
@@ -136,7 +155,7 @@ func run(smoke bool, rounds int, only, gotraceBin, bpftraceBin, jsonOut string, 
 		Machine: machine(),
 		Rounds:  rounds,
 		Smoke:   smoke,
-		Tools:   []string{tools[0].Name, tools[1].Name},
+		Tools:   []string{tools[0].Name, tools[1].Name, tools[2].Name},
 	}
 	for _, t := range tools {
 		if t.Err != nil {
@@ -171,6 +190,63 @@ func run(smoke bool, rounds int, only, gotraceBin, bpftraceBin, jsonOut string, 
 	return nil
 }
 
+// runCurvesMain is -curves: the scale curves alone.
+func runCurvesMain(smoke bool, only, gotraceBin, bpftraceBin, jsonOut string) error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("needs root (BPF, tracefs)")
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	root, ok := helperbin.FindModule(wd)
+	if !ok {
+		return fmt.Errorf("run from inside the gotrace repository (no go.mod found above %s)", wd)
+	}
+	tmp, err := os.MkdirTemp("", "gotrace-bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	_ = rlimit.RemoveMemlock()
+	tools := []*Tool{findBpftrace(bpftraceBin), buildGotrace(root, tmp, gotraceBin)}
+	wls, err := buildWorkloads(root, tmp, 1)
+	if err != nil {
+		return err
+	}
+	curves, err := buildCurves(root, tmp, wls, smoke)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	ran := runCurves(curves, tools, only)
+	if len(ran) == 0 {
+		return fmt.Errorf("no curve matches -only %q", only)
+	}
+	mode := ""
+	if smoke {
+		mode = ", smoke run (two smallest sizes)"
+	}
+	fmt.Printf("scale curves: gotrace vs bpftrace, %s, %s; one run per tool and size%s; %s\n",
+		time.Now().Format("2006-01-02 15:04"), machine(), mode, time.Since(start).Round(time.Second))
+	printCurves(os.Stdout, ran, tools[0].Name, tools[1].Name)
+	if jsonOut != "" {
+		if err := writeJSON(jsonOut, ran); err != nil {
+			return err
+		}
+	}
+	if smoke {
+		for _, c := range ran {
+			for _, p := range c.Points {
+				if s, ok := p.Samples[tools[1].Name]; ok && s.Err != "" {
+					return fmt.Errorf("smoke: gotrace on curve %s at %s: %s", c.Name, p.Label, s.Err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", " ")
 	if err != nil {
@@ -181,9 +257,10 @@ func writeJSON(path string, v any) error {
 
 // Tool is one tracer under test. Err says why it cannot run at all.
 type Tool struct {
-	Name string
-	Path string
-	Err  error
+	Name  string
+	Path  string
+	Err   error
+	Floor bool // the hand-written floor programs (floor.go), not a tracer
 }
 
 func findBpftrace(bin string) *Tool {
@@ -258,6 +335,16 @@ func smokeVerdict(rep *Report, tools []*Tool, scripts []*Script) error {
 		for _, smp := range r.Samples[dut.Name] {
 			if smp.Err != "" {
 				return fmt.Errorf("smoke: %s on %s failed: %s", dut.Name, r.Script, smp.Err)
+			}
+		}
+	}
+	// The floor programs are the harness's own: they must run too.
+	if len(tools) > 2 && tools[2].Floor {
+		for _, r := range rep.Results {
+			for _, smp := range r.Samples[tools[2].Name] {
+				if smp.Err != "" {
+					return fmt.Errorf("smoke: floor program of %s failed: %s", r.Script, smp.Err)
+				}
 			}
 		}
 	}

@@ -47,6 +47,7 @@ type Sample struct {
 	DetachBgMs float64
 	RSSKiB     int64 // peak RSS of the tracer process
 	Delivered  int64 // printf lines received
+	MapLines   int64 `json:",omitempty"` // output lines "@[...": map entries printed
 	LostMsg    int64 // events the tool itself reported lost
 }
 
@@ -57,7 +58,28 @@ var lostRe = regexp.MustCompile(`Lost (\d+) events`)
 func runOnce(tool *Tool, sc *Script) Sample {
 	var s Sample
 	cmd := exec.Command(tool.Path, "-e", sc.Text)
+	if len(sc.Text) > 64<<10 {
+		// Past the kernel's 128 KiB limit of one argument: a script file.
+		f, err := os.CreateTemp("", "gotrace-bench-*.bt")
+		if err != nil {
+			return fail(s, err)
+		}
+		defer os.Remove(f.Name())
+		_, err = f.WriteString(sc.Text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fail(s, err)
+		}
+		cmd = exec.Command(tool.Path, f.Name())
+	}
 	cmd.Env = append(os.Environ(), notifyAttached+"=1")
+	if tool.Floor {
+		cmd = exec.Command(tool.Path)
+		cmd.Env = append(os.Environ(), floorCmdEnv(sc)...)
+	}
+	cmd.Env = append(cmd.Env, sc.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -72,6 +94,7 @@ func runOnce(tool *Tool, sc *Script) Sample {
 		attached  = make(chan time.Time, 1)
 		once      sync.Once
 		delivered atomic.Int64 // every "E" line
+		mapLines  atomic.Int64 // every "@[" line
 		tidMu     sync.Mutex
 		byTID     = map[int64]int64{} // "E" lines by the tid they name
 		mu        sync.Mutex
@@ -92,6 +115,8 @@ func runOnce(tool *Tool, sc *Script) Sample {
 				tidMu.Lock()
 				byTID[tid]++
 				tidMu.Unlock()
+			case bytes.HasPrefix(line, []byte("@[")):
+				mapLines.Add(1)
 			case len(line) > 0:
 				mu.Lock()
 				if tail.Len() < 1<<20 {
@@ -235,6 +260,7 @@ func runOnce(tool *Tool, sc *Script) Sample {
 		}
 	}
 	s.RSSKiB = rss()
+	s.MapLines = mapLines.Load()
 	tidMu.Lock()
 	s.Delivered = byTID[int64(wpid)]
 	tidMu.Unlock()

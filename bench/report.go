@@ -42,9 +42,16 @@ func benchScript(sc *Script, tools []*Tool, rounds int) *Result {
 				r.UntracedNs = append(r.UntracedNs, ns)
 			}
 		}
-		order := []*Tool{tools[0], tools[1]}
+		var order []*Tool
+		for _, t := range tools {
+			if !t.Floor || floorScripts[sc.Name] {
+				order = append(order, t)
+			}
+		}
 		if i%2 == 1 {
-			order[0], order[1] = order[1], order[0]
+			for l, r := 0, len(order)-1; l < r; l, r = l+1, r-1 {
+				order[l], order[r] = order[r], order[l]
+			}
 		}
 		for _, t := range order {
 			if t.Err != nil {
@@ -58,9 +65,10 @@ func benchScript(sc *Script, tools []*Tool, rounds int) *Result {
 
 // metric is one table row: how to read it from a tool's good samples.
 type metric struct {
-	name string
-	get  func(r *Result, ss []Sample) (float64, bool)
-	fmt  string
+	name  string
+	get   func(r *Result, ss []Sample) (float64, bool)
+	fmt   string
+	floor bool // shown for the floor too (per-event work; not the floor process's start-up or exit)
 }
 
 func med(ss []Sample, f func(Sample) float64) float64 {
@@ -92,8 +100,8 @@ func metricsFor(sc *Result) []metric {
 	var m []metric
 	if sc.Script == "begin-exit" {
 		return []metric{
-			{"wall ms", field(func(s Sample) float64 { return s.StartupMs }), "%.0f"},
-			{"peak RSS MiB", field(func(s Sample) float64 { return float64(s.RSSKiB) / 1024 }), "%.1f"},
+			{"wall ms", field(func(s Sample) float64 { return s.StartupMs }), "%.0f", false},
+			{"peak RSS MiB", field(func(s Sample) float64 { return float64(s.RSSKiB) / 1024 }), "%.1f", false},
 		}
 	}
 	if hasWork {
@@ -101,43 +109,43 @@ func metricsFor(sc *Result) []metric {
 			metric{"ns/event (in kernel)", func(_ *Result, ss []Sample) (float64, bool) {
 				v := med(ss, func(s Sample) float64 { return s.NsPerEvent })
 				return v, v > 0
-			}, "%.1f"},
+			}, "%.1f", true},
 			metric{"xlated insns", func(_ *Result, ss []Sample) (float64, bool) {
 				v := med(ss, func(s Sample) float64 { return float64(s.Insns) })
 				return v, v > 0
-			}, "%.0f"},
+			}, "%.0f", true},
 			metric{"workload slowdown", func(r *Result, ss []Sample) (float64, bool) {
 				if len(r.UntracedNs) == 0 {
 					return 0, false
 				}
 				return med(ss, func(s Sample) float64 { return float64(s.LoopNs) }) / medInt(r.UntracedNs), true
-			}, "%.2fx"},
+			}, "%.2fx", true},
 			metric{"added ns/op", func(r *Result, ss []Sample) (float64, bool) {
 				if len(r.UntracedNs) == 0 {
 					return 0, false
 				}
 				return (med(ss, func(s Sample) float64 { return float64(s.LoopNs) }) - medInt(r.UntracedNs)) / float64(r.Ops), true
-			}, "%.1f"},
+			}, "%.1f", true},
 		)
 	}
 	m = append(m,
-		metric{"start-up to attached ms", field(func(s Sample) float64 { return s.StartupMs }), "%.0f"},
-		metric{"Ctrl-C to exit ms", field(func(s Sample) float64 { return s.ExitMs }), "%.0f"},
-		metric{"detach after exit ms", field(func(s Sample) float64 { return s.DetachBgMs }), "%.0f"},
-		metric{"peak RSS MiB", field(func(s Sample) float64 { return float64(s.RSSKiB) / 1024 }), "%.1f"},
+		metric{"start-up to attached ms", field(func(s Sample) float64 { return s.StartupMs }), "%.0f", false},
+		metric{"Ctrl-C to exit ms", field(func(s Sample) float64 { return s.ExitMs }), "%.0f", false},
+		metric{"detach after exit ms", field(func(s Sample) float64 { return s.DetachBgMs }), "%.0f", false},
+		metric{"peak RSS MiB", field(func(s Sample) float64 { return float64(s.RSSKiB) / 1024 }), "%.1f", false},
 	)
 	if sc.Script == "printf" {
 		m = append(m,
-			metric{"events generated", func(r *Result, _ []Sample) (float64, bool) { return float64(r.Ops), true }, "%.0f"},
-			metric{"events delivered", field(func(s Sample) float64 { return float64(s.Delivered) }), "%.0f"},
-			metric{"events lost", field(func(s Sample) float64 { return float64(sc.Ops - s.Delivered) }), "%.0f"},
-			metric{"lost (tool's report)", field(func(s Sample) float64 { return float64(s.LostMsg) }), "%.0f"},
+			metric{"events generated", func(r *Result, _ []Sample) (float64, bool) { return float64(r.Ops), true }, "%.0f", false},
+			metric{"events delivered", field(func(s Sample) float64 { return float64(s.Delivered) }), "%.0f", true},
+			metric{"events lost", field(func(s Sample) float64 { return float64(sc.Ops - s.Delivered) }), "%.0f", true},
+			metric{"lost (tool's report)", field(func(s Sample) float64 { return float64(s.LostMsg) }), "%.0f", false},
 			metric{"delivered/s", field(func(s Sample) float64 {
 				if s.LoopNs == 0 {
 					return 0
 				}
 				return float64(s.Delivered) / (float64(s.LoopNs) / 1e9)
-			}), "%.0f"},
+			}), "%.0f", true},
 		)
 	}
 	return m
@@ -146,6 +154,10 @@ func metricsFor(sc *Result) []metric {
 // Print writes the table of both tools' medians and their ratio.
 func (rep *Report) Print(w io.Writer) {
 	a, b := rep.Tools[0], rep.Tools[1]
+	f := ""
+	if len(rep.Tools) > 2 {
+		f = rep.Tools[2]
+	}
 	mode := ""
 	if rep.Smoke {
 		mode = ", smoke run"
@@ -153,7 +165,11 @@ func (rep *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "gotrace vs bpftrace, %s, %s; medians of %d run(s) per tool, interleaved A B B A%s\n\n",
 		rep.Date, rep.Machine, rep.Rounds, mode)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "script\tmetric\t%s\t%s\t%s/%s\t\n", a, b, b, a)
+	if f != "" {
+		fmt.Fprintf(tw, "script\tmetric\t%s\t%s\t%s/%s\t%s\t%s/%s\t\n", a, b, b, a, f, b, f)
+	} else {
+		fmt.Fprintf(tw, "script\tmetric\t%s\t%s\t%s/%s\t\n", a, b, b, a)
+	}
 	var errs, notes []string
 	for _, r := range rep.Results {
 		good := map[string][]Sample{}
@@ -180,7 +196,19 @@ func (rep *Report) Print(w io.Writer) {
 			if oka && okb && va != 0 {
 				ratio = fmt.Sprintf("%.2f", vb/va)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", name, m.name, show(m, va, oka), show(m, vb, okb), ratio)
+			if f == "" {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", name, m.name, show(m, va, oka), show(m, vb, okb), ratio)
+				continue
+			}
+			fv, fr := "", ""
+			if m.floor && len(r.Samples[f]) > 0 {
+				vf, okf := value(m, r, good[f])
+				fv, fr = show(m, vf, okf), "n/a"
+				if okb && okf && vf != 0 {
+					fr = fmt.Sprintf("%.2f", vb/vf)
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, m.name, show(m, va, oka), show(m, vb, okb), ratio, fv, fr)
 		}
 	}
 	tw.Flush()

@@ -16,6 +16,9 @@ type Script struct {
 	// SelfExit scripts end by themselves (BEGIN { exit(); }): measured as
 	// wall time from start to exit.
 	SelfExit bool
+	// Env is added to the tool's environment (map and probe limits of
+	// the scale curves).
+	Env []string
 }
 
 func allScripts(w map[string]*Workload) []*Script {

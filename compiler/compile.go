@@ -178,6 +178,8 @@ type compiler struct {
 	// sysLower: the syscalls tracepoints of sys_enter or sys_exit compile
 	// to programs on that raw tracepoint (syscalls.go).
 	sysLower map[string]bool
+	// zeroedMaps are the maps the script calls zero() on (zeroed).
+	zeroedMaps map[string]bool
 }
 
 // groupAll groups every clause's attach points into programs.
@@ -474,7 +476,12 @@ func (c *compiler) compileProgram(clause int, p *lang.Probe, aps []*lang.AttachP
 
 // userMap returns the MapSpec implementing the script's map mi.
 func (c *compiler) userMap(mi *lang.MapInfo) (*MapSpec, *mapLayout, error) {
-	lay, err := layoutOf(mi, c.res.Opts.Compat.CountKeepsZero())
+	// A key-less count() is a one-slot per-CPU array (its lookup is
+	// inlined, its update needs no insert path): in 0.17 mode a zero
+	// prints `@: 0`; in 0.26 mode a zero is no entry (ZeroIsAbsent), which
+	// holds unless zero(@m) keeps the entry at 0 — then it is a hash.
+	keepsZero := c.res.Opts.Compat.CountKeepsZero()
+	lay, err := layoutOf(mi, keepsZero || !c.zeroed(mi.Name))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -496,6 +503,7 @@ func (c *compiler) userMap(mi *lang.MapInfo) (*MapSpec, *mapLayout, error) {
 	}
 	if lay.array {
 		m.Type = ebpf.PerCPUArray
+		m.ZeroIsAbsent = !keepsZero
 	}
 	if len(lay.parts) == 0 && !lay.bucket {
 		m.MaxEntries = 1
@@ -516,6 +524,27 @@ func (c *compiler) userMap(mi *lang.MapInfo) (*MapSpec, *mapLayout, error) {
 	}
 	c.maps[name] = m
 	return m, lay, nil
+}
+
+// zeroed reports whether the script calls zero() on map name (the
+// program is walked once, on the first question).
+func (c *compiler) zeroed(name string) bool {
+	if c.zeroedMaps == nil {
+		c.zeroedMaps = map[string]bool{}
+		if c.res != nil && c.res.Prog != nil {
+			for _, p := range c.res.Prog.Probes {
+				lang.Inspect(p, func(n lang.Node) bool {
+					if call, ok := n.(*lang.CallExpr); ok && call.Name == "zero" && len(call.Args) > 0 {
+						if m, ok := call.Args[0].(*lang.MapExpr); ok {
+							c.zeroedMaps[m.Name] = true
+						}
+					}
+					return true
+				})
+			}
+		}
+	}
+	return c.zeroedMaps[name]
 }
 
 // mapDecl is the script's declaration of map name, if any.

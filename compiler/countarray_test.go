@@ -79,13 +79,40 @@ func TestKeylessCountArray(t *testing.T) {
 	}
 }
 
-// TestKeylessCountHash026: in bpftrace 0.26 mode a key-less count() is a
-// one-entry PERCPU_HASH, so clear()/delete() remove its entry.
-func TestKeylessCountHash026(t *testing.T) {
-	spec := compileScriptAs(t, compat.V026, "stdin", `BEGIN { @ = count(); clear(@); }`)
+// TestKeylessCount026: in bpftrace 0.26 mode a key-less count() is the
+// same one-slot PERCPU_ARRAY, marked ZeroIsAbsent (the runtime drops a
+// zero slot, so a cleared or deleted count prints nothing, as 0.26's
+// removed entry does), unless the script calls zero() on it: zero(@)
+// keeps a 0 that prints, so that map stays a one-entry PERCPU_HASH.
+func TestKeylessCount026(t *testing.T) {
+	spec := compileScriptAs(t, compat.V026, "stdin", `BEGIN { @ = count(); clear(@); @z = count(); zero(@z); @k[1] = count(); }`)
+	want := map[string]struct {
+		typ    ebpf.MapType
+		key    uint32
+		absent bool
+	}{
+		"m_":  {ebpf.PerCPUArray, 4, true},
+		"m_z": {ebpf.PerCPUHash, 8, false},
+		"m_k": {ebpf.PerCPUHash, 8, false},
+	}
 	for _, m := range spec.Maps {
-		if m.Name == "m_" && (m.Type != ebpf.PerCPUHash || m.KeySize != 8 || m.MaxEntries != 1) {
-			t.Errorf("m_ = %v key=%d max=%d, want PerCPUHash key=8 max=1", m.Type, m.KeySize, m.MaxEntries)
+		w, ok := want[m.Name]
+		if !ok {
+			continue
+		}
+		delete(want, m.Name)
+		if m.Type != w.typ || m.KeySize != w.key || m.ZeroIsAbsent != w.absent {
+			t.Errorf("%s = %v key=%d ZeroIsAbsent=%v, want %v key=%d ZeroIsAbsent=%v", m.Name, m.Type, m.KeySize, m.ZeroIsAbsent, w.typ, w.key, w.absent)
+		}
+	}
+	for n := range want {
+		t.Errorf("no map %s", n)
+	}
+	// 0.17 mode: the array, whose zero prints.
+	spec = compileScriptAs(t, compat.V017, "stdin", `BEGIN { @ = count(); clear(@); }`)
+	for _, m := range spec.Maps {
+		if m.Name == "m_" && (m.Type != ebpf.PerCPUArray || m.ZeroIsAbsent) {
+			t.Errorf("0.17: m_ = %v ZeroIsAbsent=%v, want PerCPUArray, zero printed", m.Type, m.ZeroIsAbsent)
 		}
 	}
 }

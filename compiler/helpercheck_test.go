@@ -64,3 +64,34 @@ func TestMissingHelper(t *testing.T) {
 		t.Errorf("helpers of this kernel reported missing: %v", err)
 	}
 }
+
+// TestSyscallHelpersProbedOnlyWhenLowering: the raw-syscalls shim's
+// helpers (bpf_task_pt_regs, bpf_get_current_task_btf) are probed — a
+// program load each at start-up — only for scripts whose syscalls
+// tracepoints would move to the raw tracepoint, not for one tracepoint
+// or none.
+func TestSyscallHelpersProbedOnlyWhenLowering(t *testing.T) {
+	shim := func(fn asm.BuiltinFunc) bool { return fn == asm.FnTaskPtRegs || fn == asm.FnGetCurrentTaskBtf }
+	for _, tt := range []struct {
+		script string
+		mode   string
+		probed bool
+	}{
+		{`tracepoint:syscalls:sys_enter_getpid { @[pid] = count(); }`, "", false},
+		{`BEGIN { @ = 1; }`, "", false},
+		{`tracepoint:syscalls:sys_enter_getpid { @[pid] = count(); }`, "raw", true},
+	} {
+		res := checkText(t, tt.script, check.Options{})
+		probed := false
+		_, err := Compile(res, Options{SyscallTracepoints: tt.mode, HaveHelper: func(pt ebpf.ProgramType, fn asm.BuiltinFunc) error {
+			probed = probed || shim(fn)
+			return nil
+		}})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.script, err)
+		}
+		if probed != tt.probed {
+			t.Errorf("%s (mode %q): shim helpers probed %v, want %v", tt.script, tt.mode, probed, tt.probed)
+		}
+	}
+}

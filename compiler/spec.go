@@ -82,6 +82,11 @@ type MapSpec struct {
 	// written at creation; the map is then frozen (read-only data such
 	// as bpf_seq_printf's formats, MapRodata).
 	Contents []byte
+	// ZeroIsAbsent: a zero value means the script's map has no entry —
+	// a key-less count() kept in a one-slot per-CPU array in bpftrace
+	// 0.26 mode, where a count that never fired or was cleared or
+	// deleted prints nothing (the runtime drops zero entries on reading).
+	ZeroIsAbsent bool `json:",omitempty"`
 }
 
 // EventKind says what a ring-buffer record asks userspace to do: the

@@ -144,7 +144,7 @@ func useOf(p *lang.Probe) clauseUse {
 // minRawSyscalls system calls (or Options.SyscallTracepoints is "raw").
 func (c *compiler) canLowerSyscalls() map[string]bool {
 	mode := c.opts.SyscallTracepoints
-	if mode == "perf" || runtime.GOARCH != "amd64" || !c.haveSyscallHelpers() {
+	if mode == "perf" || runtime.GOARCH != "amd64" {
 		return nil
 	}
 	bad := map[string]bool{}
@@ -198,8 +198,15 @@ func (c *compiler) canLowerSyscalls() map[string]bool {
 		}
 	}
 	lower := map[string]bool{}
+	some := false
 	for raw, set := range nrs {
 		lower[raw] = !bad[raw] && len(set) > 0 && (mode == "raw" || len(set) >= minRawSyscalls)
+		some = some || lower[raw]
+	}
+	// Probing the helpers loads a program per helper (about 1 ms of every
+	// start-up): only when something would be lowered.
+	if !some || !c.haveSyscallHelpers() {
+		return nil
 	}
 	return lower
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 
 	"github.com/cilium/ebpf"
@@ -74,6 +75,14 @@ func (l *Loaded) ReadMap(ms *compiler.MapSpec) (*MapData, error) {
 		}
 		ncpu = n
 	}
+	if ok, err := readBatch(m, ms, perCPU, ncpu, md); ok || err != nil {
+		return md, err
+	}
+	defer func() {
+		if ms.ZeroIsAbsent {
+			md.Entries = dropZero(md.Entries)
+		}
+	}()
 	var cur []byte
 	next := make([]byte, ms.KeySize)
 	first := true
@@ -121,6 +130,92 @@ func (l *Loaded) ReadMap(ms *compiler.MapSpec) (*MapData, error) {
 		// Array maps list every index; the ring of NextKey ends at the last.
 	}
 	return md, nil
+}
+
+// dropZero removes the entries whose (merged) value is all zero bytes: a
+// ZeroIsAbsent map's slots that hold no count.
+func dropZero(es []Entry) []Entry {
+	out := es[:0]
+	for _, e := range es {
+		for _, b := range e.Value {
+			if b != 0 {
+				out = append(out, e)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// batchChunk is how many entries one BPF_MAP_LOOKUP_BATCH call reads.
+const batchChunk = 4096
+
+// readBatch reads a hash map with BPF_MAP_LOOKUP_BATCH, batchChunk
+// entries a syscall, where the NextKey walk takes two syscalls per key
+// (a 10⁵-key map: seconds at exit). It says false, having read nothing,
+// for arrays (the walk lists their every index) and when the kernel
+// refuses batch lookups, so ReadMap walks the keys instead.
+func readBatch(m *ebpf.Map, ms *compiler.MapSpec, perCPU bool, ncpu int, md *MapData) (bool, error) {
+	switch ms.Type {
+	case ebpf.Hash, ebpf.PerCPUHash, ebpf.LRUHash, ebpf.LRUCPUHash:
+	default:
+		return false, nil
+	}
+	if ms.KeySize == 0 || ms.ValueSize == 0 {
+		return false, nil
+	}
+	chunk := batchChunk
+	if ms.MaxEntries > 0 && int(ms.MaxEntries) < chunk {
+		chunk = int(ms.MaxEntries)
+	}
+	byteArr := func(n uint32) reflect.Type { return reflect.ArrayOf(int(n), reflect.TypeOf(byte(0))) }
+	keys := reflect.MakeSlice(reflect.SliceOf(byteArr(ms.KeySize)), chunk, chunk)
+	nv := chunk
+	if perCPU {
+		nv *= ncpu
+	}
+	vals := reflect.MakeSlice(reflect.SliceOf(byteArr(ms.ValueSize)), nv, nv)
+	keysOut, valsOut := keys.Interface(), vals.Interface()
+	var cursor ebpf.MapBatchCursor
+	for {
+		n, err := m.BatchLookup(&cursor, keysOut, valsOut, nil)
+		if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			// Not supported here (or a bucket larger than a chunk):
+			// the key walk reads the map instead.
+			md.Entries = nil
+			return false, nil
+		}
+		// One allocation per batch for the keys, the per-CPU values and
+		// their index, not several per entry: a map of 10⁶ keys is read
+		// with a few hundred thousand allocations instead of millions.
+		ks, vs := int(ms.KeySize), int(ms.ValueSize)
+		keyBuf := make([]byte, n*ks)
+		valBuf := make([]byte, n*vs*ncpu)
+		var cpuIdx [][]byte
+		if perCPU {
+			cpuIdx = make([][]byte, n*ncpu)
+		}
+		for i := 0; i < n; i++ {
+			e := Entry{Key: keyBuf[i*ks : (i+1)*ks : (i+1)*ks]}
+			copy(e.Key, keys.Index(i).Bytes())
+			if perCPU {
+				e.PerCPU = cpuIdx[i*ncpu : (i+1)*ncpu : (i+1)*ncpu]
+				for c := 0; c < ncpu; c++ {
+					off := (i*ncpu + c) * vs
+					e.PerCPU[c] = valBuf[off : off+vs : off+vs]
+					copy(e.PerCPU[c], vals.Index(i*ncpu+c).Bytes())
+				}
+				e.Value = mergePerCPU(ms, e.PerCPU)
+			} else {
+				e.Value = valBuf[i*vs : (i+1)*vs : (i+1)*vs]
+				copy(e.Value, vals.Index(i).Bytes())
+			}
+			md.Entries = append(md.Entries, e)
+		}
+		if err != nil { // ErrKeyNotExist: the last batch
+			return true, nil
+		}
+	}
 }
 
 // mergePerCPU folds per-CPU values into one as compiler/ABI.md says.

@@ -192,7 +192,7 @@ func unwrapPathErr(err error) error {
 
 func (t *TextPrinter) mapData(m *MapData) output.MapData {
 	t.syncProbeNames() // probenames.go
-	md := output.MapData{Info: m.Spec.User}
+	md := output.MapData{Info: m.Spec.User, Entries: make([]output.Entry, 0, len(m.Entries))}
 	for _, e := range m.Entries {
 		md.Entries = append(md.Entries, output.Entry{Key: e.Key, Value: e.Value, PerCPU: e.PerCPU})
 	}

@@ -23,6 +23,10 @@ func EnableTiming(w io.Writer) {
 	timing = &phaseClock{w: w, last: time.Now()}
 }
 
+// TimingMark ends the phase named name on the phase clock, if
+// EnableTiming started it (the command's phases before Run).
+func TimingMark(name string) { timing.mark(name) }
+
 // mark ends the phase named name.
 func (c *phaseClock) mark(name string) {
 	if c == nil {

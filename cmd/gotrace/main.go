@@ -159,7 +159,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
 	}
+	runtime.TimingMark("args")
+	var mark func(string)
+	if hasEnv("GOTRACE_TIMING") {
+		mark = runtime.TimingMark
+	}
 	compiled, err := gotrace.Compile(src, gotrace.Options{
+		Mark:        mark,
 		Params:      c.params,
 		StrLen:      set.strLen,
 		Unsafe:      c.unsafe,

@@ -1,0 +1,106 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/gotrace/gotrace/compiler"
+)
+
+// TestReadMapBatch: ReadMap reads hash maps with batch lookups, chunk
+// after chunk, and gets every entry with its per-CPU values merged — the
+// same entries the key walk (readBatch declining) finds.
+func TestReadMapBatch(t *testing.T) {
+	requireBPF(t)
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []ebpf.MapType{ebpf.Hash, ebpf.PerCPUHash} {
+		n := 3*batchChunk + 17 // several chunks and a partial one
+		ms := &compiler.MapSpec{Name: "m_t", Type: typ, KeySize: 8, ValueSize: 8, MaxEntries: uint32(n)}
+		m, err := ebpf.NewMap(&ebpf.MapSpec{Type: typ, KeySize: 8, ValueSize: 8, MaxEntries: uint32(n)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		for k := uint64(0); k < uint64(n); k++ {
+			var err error
+			if typ == ebpf.PerCPUHash {
+				vals := make([]uint64, ncpu)
+				for c := range vals {
+					vals[c] = k + uint64(c) // merged: ncpu*k + 0+1+…+(ncpu-1)
+				}
+				err = m.Put(k, vals)
+			} else {
+				err = m.Put(k, k*3)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		l := &Loaded{Spec: &compiler.Spec{Maps: []*compiler.MapSpec{ms}}, Maps: map[string]*ebpf.Map{ms.Name: m}}
+		md, err := l.ReadMap(ms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(md.Entries) != n {
+			t.Fatalf("%v: %d entries, want %d", typ, len(md.Entries), n)
+		}
+		seen := map[uint64]bool{}
+		for _, e := range md.Entries {
+			k, v := binary.LittleEndian.Uint64(e.Key), binary.LittleEndian.Uint64(e.Value)
+			want := k * 3
+			if typ == ebpf.PerCPUHash {
+				want = uint64(ncpu)*k + uint64(ncpu*(ncpu-1)/2)
+				if len(e.PerCPU) != ncpu {
+					t.Fatalf("key %d: %d per-CPU values, want %d", k, len(e.PerCPU), ncpu)
+				}
+			}
+			if v != want || seen[k] {
+				t.Fatalf("%v: key %d = %d (seen before: %v), want %d once", typ, k, v, seen[k], want)
+			}
+			seen[k] = true
+		}
+	}
+}
+
+// TestReadMapZeroIsAbsent: a ZeroIsAbsent map (a key-less count() in
+// 0.26 mode, kept in a per-CPU array) reads as empty while its slot is
+// zero on every CPU, and as its one entry once any CPU counted.
+func TestReadMapZeroIsAbsent(t *testing.T) {
+	requireBPF(t)
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ms := &compiler.MapSpec{Name: "m_", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 1, ZeroIsAbsent: true}
+	l := &Loaded{Spec: &compiler.Spec{Maps: []*compiler.MapSpec{ms}}, Maps: map[string]*ebpf.Map{ms.Name: m}}
+	md, err := l.ReadMap(ms)
+	if err != nil || len(md.Entries) != 0 {
+		t.Fatalf("zero slot: %d entries (%v), want none", len(md.Entries), err)
+	}
+	vals := make([]uint64, ncpu)
+	vals[ncpu-1] = 5
+	if err := m.Put(uint32(0), vals); err != nil {
+		t.Fatal(err)
+	}
+	md, err = l.ReadMap(ms)
+	if err != nil || len(md.Entries) != 1 || binary.LittleEndian.Uint64(md.Entries[0].Value) != 5 {
+		t.Fatalf("counted slot: %+v (%v), want one entry of 5", md, err)
+	}
+	ms.ZeroIsAbsent = false
+	if err := m.Put(uint32(0), make([]uint64, ncpu)); err != nil {
+		t.Fatal(err)
+	}
+	if md, err = l.ReadMap(ms); err != nil || len(md.Entries) != 1 {
+		t.Fatalf("0.17 array: %d entries (%v), want its slot", len(md.Entries), err)
+	}
+}

@@ -38,6 +38,9 @@ func Build(root, name string) (string, error) {
 
 	h := sha256.New()
 	fmt.Fprintln(h, strings.Join(CFlags, " "))
+	// The binary's DWARF names its sources by absolute path: another
+	// checkout's build is another binary.
+	fmt.Fprintln(h, dir)
 	for _, f := range hashed {
 		b, err := os.ReadFile(f)
 		if err != nil {

@@ -614,30 +614,22 @@ func (g *gen) generate() (asm.Instructions, error) {
 	g.pending = nil
 	g.dead = false // the body may end in exit(); the prologue is live
 	var scratch asm.Instructions
-	if g.usesScratch && g.c.bigScratch() {
-		// Strings beyond the per-CPU limit (max_strlen > 4096, bpftrace
-		// 0.26 allows them): an ARRAY of one slot per program and CPU.
-		m := g.c.internalMap(MapScratch, ebpf.Array, 4, 0, 0)
-		g.emit(asm.FnGetSmpProcessorId.Call(),
-			asm.Add.Imm(asm.R0, int32(g.index*g.c.ncpus())),
-			asm.StoreMem(asm.R10, scratchSlot, asm.R0, asm.Word),
-			asm.LoadMapPtr(asm.R1, 0).WithReference(m.Name),
-			asm.Mov.Reg(asm.R2, asm.R10), asm.Add.Imm(asm.R2, scratchSlot),
-			asm.FnMapLookupElem.Call(),
-			asm.JNE.Imm(asm.R0, 0, "scratch_ok"),
-			asm.Return(),
-		)
-		g.place("scratch_ok")
-		g.emit(asm.StoreMem(asm.R10, scratchSlot, asm.R0, asm.DWord))
-		if g.maxScr > g.c.maxScratch {
-			g.c.maxScratch = g.maxScr
+	if g.usesScratch {
+		// The program's scratch slot: a PERCPU_ARRAY keyed by program, or
+		// for strings beyond the per-CPU limit (max_strlen > 4096, bpftrace
+		// 0.26 allows them) an ARRAY of one slot per program and CPU.
+		if g.c.bigScratch() {
+			m := g.c.internalMap(MapScratch, ebpf.Array, 4, 0, 0)
+			g.emit(asm.FnGetSmpProcessorId.Call(),
+				asm.Add.Imm(asm.R0, int32(g.index*g.c.ncpus())),
+				asm.StoreMem(asm.R10, scratchSlot, asm.R0, asm.Word),
+				asm.LoadMapPtr(asm.R1, 0).WithReference(m.Name))
+		} else {
+			m := g.c.internalMap(MapScratch, ebpf.PerCPUArray, 4, 0, 0)
+			g.emit(stdlib.StImm(asm.R10, scratchSlot, int64(g.index), asm.Word),
+				asm.LoadMapPtr(asm.R1, 0).WithReference(m.Name))
 		}
-		scratch, g.insns = g.insns, nil
-	} else if g.usesScratch {
-		m := g.c.internalMap(MapScratch, ebpf.PerCPUArray, 4, 0, 0)
-		g.emit(stdlib.StImm(asm.R10, scratchSlot, int64(g.index), asm.Word),
-			asm.LoadMapPtr(asm.R1, 0).WithReference(m.Name),
-			asm.Mov.Reg(asm.R2, asm.R10), asm.Add.Imm(asm.R2, scratchSlot),
+		g.emit(asm.Mov.Reg(asm.R2, asm.R10), asm.Add.Imm(asm.R2, scratchSlot),
 			asm.FnMapLookupElem.Call(),
 			asm.JNE.Imm(asm.R0, 0, "scratch_ok"),
 			asm.Return(),

@@ -88,15 +88,7 @@ func run(smoke bool, rounds int, only, gotraceBin, bpftraceBin, jsonOut string, 
 	if smoke {
 		rounds, scale = 1, scale/100
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	root, ok := helperbin.FindModule(wd)
-	if !ok {
-		return fmt.Errorf("run from inside the gotrace repository (no go.mod found above %s)", wd)
-	}
-	tmp, err := os.MkdirTemp("", "gotrace-bench")
+	root, tmp, err := benchDirs()
 	if err != nil {
 		return err
 	}
@@ -195,15 +187,7 @@ func runCurvesMain(smoke bool, only, gotraceBin, bpftraceBin, jsonOut string) er
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("needs root (BPF, tracefs)")
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	root, ok := helperbin.FindModule(wd)
-	if !ok {
-		return fmt.Errorf("run from inside the gotrace repository (no go.mod found above %s)", wd)
-	}
-	tmp, err := os.MkdirTemp("", "gotrace-bench")
+	root, tmp, err := benchDirs()
 	if err != nil {
 		return err
 	}
@@ -373,4 +357,20 @@ func smokeVerdict(rep *Report, tools []*Tool, scripts []*Script) error {
 		return fmt.Errorf("smoke: %s failed on every script: the harness is broken", ref.Name)
 	}
 	return nil
+}
+
+// benchDirs finds the repository (the helpers' sources) from the working
+// directory and makes the run's temporary directory, which the caller
+// removes.
+func benchDirs() (root, tmp string, err error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", "", err
+	}
+	root, ok := helperbin.FindModule(wd)
+	if !ok {
+		return "", "", fmt.Errorf("run from inside the gotrace repository (no go.mod found above %s)", wd)
+	}
+	tmp, err = os.MkdirTemp("", "gotrace-bench")
+	return root, tmp, err
 }

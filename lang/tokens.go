@@ -8,23 +8,23 @@ package lang
 type TokenKind uint8
 
 const (
-	TokEOF      TokenKind = iota
-	TokIdent              // an identifier
-	TokBuiltin            // a builtin variable (pid, comm, arg0 ...)
-	TokKeyword            // if else while for let sizeof ...
-	TokType               // a builtin type name (uint8, string ...)
-	TokInt                // an integer literal
-	TokString             // a string literal, quotes included
-	TokChar               // a char literal, quotes included
-	TokVar                // $name
-	TokParam              // $1, $#
-	TokMap                // @ or @name
-	TokPunct              // an operator or punctuation
-	TokEndPred            // the '/' closing a predicate
-	TokAttach             // an attach point
-	TokCDecl              // a top-level C declaration, whole
-	TokPreproc            // a '#' line
-	TokComment            // a // or /* */ comment
+	TokEOF     TokenKind = iota
+	TokIdent             // an identifier
+	TokBuiltin           // a builtin variable (pid, comm, arg0 ...)
+	TokKeyword           // if else while for let sizeof ...
+	TokType              // a builtin type name (uint8, string ...)
+	TokInt               // an integer literal
+	TokString            // a string literal, quotes included
+	TokChar              // a char literal, quotes included
+	TokVar               // $name
+	TokParam             // $1, $#
+	TokMap               // @ or @name
+	TokPunct             // an operator or punctuation
+	TokEndPred           // the '/' closing a predicate
+	TokAttach            // an attach point
+	TokCDecl             // a top-level C declaration, whole
+	TokPreproc           // a '#' line
+	TokComment           // a // or /* */ comment
 )
 
 // Token is one token of a script as written.

@@ -89,6 +89,7 @@ var _ = rows(
 func init() {
 	Gens["socket_cookie"] = genSocketCookie
 	Gens["skboutput"] = genSkbOutput
+	KernelHelpers[asm.FnSkbOutput] = KernelHelper{"bpf_skb_output", "5.5"}
 }
 
 // genSkbOutput: the header on the stack, then bpf_skb_output(skb, map,

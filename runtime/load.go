@@ -375,6 +375,9 @@ func programError(spec *compiler.Spec, p *compiler.Program, err error) error {
 				return &ProbeError{Src: spec.Source, AP: ap, Err: fmt.Errorf("%s: %w", name, fe)}
 			}
 		}
+		if p.Type == ebpf.Tracing && p.AttachType == ebpf.AttachTraceRawTp {
+			return tpBTFError(spec, p, err)
+		}
 		if errors.Is(err, unix.EFAULT) || errors.Is(err, unix.ENOSPC) {
 			// The verifier's log overflowed (cilium's "hit verifier
 			// bug ... LogSizeStart"): it explored too many states.

@@ -12,6 +12,7 @@ import (
 	"github.com/cilium/ebpf/perf"
 
 	"github.com/gotrace/gotrace/compiler"
+	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/stdlib"
 )
 
@@ -196,4 +197,18 @@ func (o *skbOutput) closeFiles() error {
 		}
 	}
 	return err
+}
+
+// tpBTFError is the load error of a rawtracepoint clause the compiler made
+// a tp_btf program (a helper only TRACING programs may call: skboutput,
+// socket_cookie): the kernel lacks BTF, the btf_trace_NAME type, or
+// BPF_TRACE_RAW_TP.
+func tpBTFError(spec *compiler.Spec, p *compiler.Program, err error) error {
+	var ap *lang.AttachPoint
+	name := "rawtracepoint:" + p.AttachTo
+	if len(p.Attach) > 0 {
+		ap = p.Attach[0]
+		name = apName(ap)
+	}
+	return &ProbeError{Src: spec.Source, AP: ap, Err: fmt.Errorf("%s: this kernel cannot load it as tp_btf (a BTF-typed raw tracepoint, which skboutput() and socket_cookie() need): %w", name, err)}
 }

@@ -59,3 +59,22 @@ func Tokens(src *Source) ([]Token, error) {
 	}
 	return out, nil
 }
+
+// ParseSyntax parses src as Parse does up to the tree (lexing, the grammar,
+// lowering), without expanding macros or the passes after it: what
+// bpftrace's --fmt checks before it prints a script. Errors are returned
+// as *Diagnostics.
+func ParseSyntax(src *Source) (err error) {
+	diags := &Diagnostics{Src: src}
+	defer func() {
+		if r := recover(); r != nil {
+			diags.Errorf(Span{}, "internal error in the parser: %v", r)
+			err = diags
+		}
+	}()
+	if _, prog := parseItems(src, diags); prog == nil || diags.HasErrors() {
+		diags.Sort()
+		return diags
+	}
+	return nil
+}

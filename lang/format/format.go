@@ -3,10 +3,13 @@
 //
 // The formatter works on the script's tokens and comments (lang.Tokens)
 // and changes only the space between them, so a formatted script is the
-// same token sequence as its input: it parses to the same program
-// (TestFormatPreservesMeaning checks the dumped trees) and formatting
-// twice changes nothing (TestFormatIdempotent). Only a script that parses
-// is formatted; otherwise Source returns the parser's diagnostics.
+// same token sequence as its input: it parses to the same program and
+// formatting twice changes nothing (format_test.go checks both, comparing
+// the dumped trees, over generated scripts, the repository's scripts and
+// FuzzFormat's inputs). Only a script that parses
+// is formatted, as bpftrace checks only the parse (macros are not
+// expanded, types not checked); otherwise Source returns the parser's
+// diagnostics.
 //
 // The rules:
 //   - two spaces of indentation per block level; one statement a line;
@@ -42,7 +45,7 @@ const MaxWidth = 80
 // Source formats src; err is the parser's diagnostics if src does not
 // parse.
 func Source(src *lang.Source) (string, error) {
-	if _, err := lang.Parse(src); err != nil {
+	if err := lang.ParseSyntax(src); err != nil {
 		return "", err
 	}
 	toks, err := lang.Tokens(src)

@@ -79,7 +79,6 @@ type printer struct {
 	prevCode *lang.Token // the last token that is not a comment
 	postfix  bool        // prevCode is a postfix ++/--
 	unary    bool        // prevCode is a prefix operator
-	castEnd  bool        // prevCode is the ')' of something whose next operand is glued
 	parens   []parenKind // open parentheses
 	inPred   bool
 	letColon bool // the next ':' is `let $x: type`
@@ -163,10 +162,8 @@ func (p *printer) comment(t *lang.Token) {
 	}
 	trailing := p.prev != nil && p.newlines(p.prev.End(), t.Off) == 0
 	switch {
-	case trailing && !(p.forceNL && !isComment(p.prev)):
-		p.write(sepSpace, text)
 	case trailing:
-		// After a ';' or '{' on the same line: keep it there.
+		// After code on the same line (a ';' or '{' too): keep it there.
 		p.write(sepSpace, text)
 	default:
 		p.write(p.lineSep(t), text)
@@ -259,7 +256,7 @@ func (p *printer) header(i int) int {
 	}
 	last := aps[len(aps)-1]
 	p.prev, p.prevCode = last, last
-	p.postfix, p.unary, p.castEnd = false, false, false
+	p.postfix, p.unary = false, false
 	return j - 1
 }
 

@@ -447,6 +447,12 @@ func (c *compiler) compileProgram(clause int, p *lang.Probe, aps []*lang.AttachP
 	if err != nil {
 		return nil, err
 	}
+	if aps[0].Provider == "rawtracepoint" && callsTracingOnly(p) {
+		// A helper only TRACING programs may call (socket_cookie): load
+		// the raw tracepoint as tp_btf, as bpftrace does with BTF (same
+		// context: the u64 arguments; see tpbtf.go).
+		k = progKind{typ: ebpf.Tracing, attachType: ebpf.AttachTraceRawTp, abbrev: "tpbtf"}
+	}
 	name := fmt.Sprintf("c%d_%s", clause, k.abbrev)
 	for i := 1; c.names[name]; i++ {
 		name = fmt.Sprintf("c%d_%d_%s", clause, i, k.abbrev)

@@ -140,6 +140,8 @@ type scanner struct {
 	nestStk  []int // pending '?' count per bracket level
 	tooDeep  bool
 	prefixes int // run of consecutive prefix operators
+
+	comments []token // the comments skipped between tokens, for Tokens
 }
 
 func (sc *scanner) errorf(start, end int, format string, args ...any) {
@@ -268,9 +270,11 @@ func (sc *scanner) skipSpace() {
 			sc.pos++
 			sc.glued = false
 		case c == '/' && sc.peek(1) == '/':
+			start := sc.pos
 			for sc.pos < len(sc.src) && sc.src[sc.pos] != '\n' {
 				sc.pos++
 			}
+			sc.comments = append(sc.comments, token{val: sc.src[start:sc.pos], off: start})
 			sc.glued = false
 		case c == '/' && sc.peek(1) == '*':
 			start := sc.pos
@@ -281,6 +285,7 @@ func (sc *scanner) skipSpace() {
 				return
 			}
 			sc.pos += 2 + end + 2
+			sc.comments = append(sc.comments, token{val: sc.src[start:sc.pos], off: start})
 			sc.glued = false
 		default:
 			return

@@ -375,6 +375,9 @@ func programError(spec *compiler.Spec, p *compiler.Program, err error) error {
 				return &ProbeError{Src: spec.Source, AP: ap, Err: fmt.Errorf("%s: %w", name, fe)}
 			}
 		}
+		if p.Type == ebpf.Tracing && p.AttachType == ebpf.AttachTraceRawTp {
+			return tpBTFError(spec, p, err)
+		}
 		if errors.Is(err, unix.EFAULT) || errors.Is(err, unix.ENOSPC) {
 			// The verifier's log overflowed (cilium's "hit verifier
 			// bug ... LogSizeStart"): it explored too many states.
@@ -523,14 +526,17 @@ const defaultRBPagesPerCPU = 64
 // closes it): on a kernel that refuses fentry/fexit, this is how a
 // kfunc/kretfunc program still goes through the verifier. Its context reads
 // (the argument slots) are in bounds of pt_regs; its helpers are the
-// tracing ones both program types allow, except bpf_d_path (path()), which
-// only fentry/fexit programs may call: its calls become r0 = 0 here, so the
-// rest of the program is verified but not that helper's own argument check
-// (a struct path pointer the verifier trusts).
+// tracing ones both program types allow, except those only TRACING programs
+// may call (tracingOnlyHelpers: bpf_d_path for path(), bpf_skb_output,
+// bpf_get_socket_cookie): their calls become r0 = 0 here, so the rest of
+// the program is verified but not the helper's own argument check (a
+// BTF-typed pointer the verifier trusts).
+var tracingOnlyHelpers = map[asm.BuiltinFunc]bool{asm.FnDPath: true, asm.FnSkbOutput: true, asm.FnGetSocketCookie: true}
+
 func verifyAsKprobe(cs *ebpf.CollectionSpec, ps *ebpf.ProgramSpec, maps map[string]*ebpf.Map) error {
 	kp := ps.Copy()
 	for i, ins := range kp.Instructions {
-		if ins.IsBuiltinCall() && asm.BuiltinFunc(ins.Constant) == asm.FnDPath {
+		if ins.IsBuiltinCall() && tracingOnlyHelpers[asm.BuiltinFunc(ins.Constant)] {
 			kp.Instructions[i] = asm.Mov.Imm(asm.R0, 0).WithMetadata(ins.Metadata)
 		}
 	}

@@ -189,6 +189,16 @@ func (s *session) run(ctx context.Context) (err error) {
 		}
 		defer rd.Close()
 	}
+	// skboutput()'s pcap files and packet reader (skboutput.go).
+	skb, err := startSkbOutput(l)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := skb.stop(); serr != nil && err == nil {
+			err = serr
+		}
+	}()
 	exitCh := make(chan struct{})
 	readerDone := make(chan error, 1)
 	if rd != nil {

@@ -208,11 +208,15 @@ const (
 	// as printf, printed on stderr as a diagnostic at Pos.
 	EvErrorf
 	EvWarnf
+	// EvSkbOutput: skboutput()'s file (Format is its path). Its records
+	// come through the perf event array MapSkbOutput, not the ring buffer:
+	// a SkbOutputHeader, then the packet's first bytes.
+	EvSkbOutput
 )
 
 var eventKindNames = [...]string{
 	EvPrintf: "printf", EvPrint: "print", EvClear: "clear", EvZero: "zero", EvExit: "exit",
-	EvTime: "time", EvCat: "cat", EvSystem: "system", EvJoin: "join", EvPrintNonMap: "print_value", EvHelperError: "helper_error", EvErrorf: "errorf", EvWarnf: "warnf",
+	EvTime: "time", EvCat: "cat", EvSystem: "system", EvJoin: "join", EvPrintNonMap: "print_value", EvHelperError: "helper_error", EvErrorf: "errorf", EvWarnf: "warnf", EvSkbOutput: "skboutput",
 }
 
 // String names the kind as the compiler's dumps do.

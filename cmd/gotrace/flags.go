@@ -120,8 +120,9 @@ OPTIONS:
     --compat VER   follow bpftrace VER where releases differ: 0.26 (default) or 0.17
 
 DEVELOPER OPTIONS:
-    --mode MODE    'bench': run the bench:NAME probes and print their times
-                   ('codegen', 'compiler-bench', 'test', 'format': not in gotrace yet)
+    --mode MODE    'bench': run the bench:NAME probes and print their times;
+                   'format': print the script formatted (to -o FILE if given)
+                   ('codegen', 'compiler-bench', 'test': not in gotrace yet)
     --bench, --test, --fmt
                    --mode bench, --mode test, --mode format
     --probe-filter REGEX

@@ -138,6 +138,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
 	}
+	if c.mode == "format" {
+		return formatScript(c, src, stdout, stderr)
+	}
 	if c.mode != "" && c.mode != "bench" {
 		// bpftrace 0.26's other developer modes (test: probes, formatting,
 		// compiler benchmarks): not in gotrace yet.

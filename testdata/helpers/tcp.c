@@ -1,6 +1,7 @@
 // tcp: one loopback TCP connection: listen on 127.0.0.1 (kernel-chosen port),
 // connect, accept, send one byte each way, close all three sockets. Prints
-// "port <n>" at the end. No traffic leaves the machine.
+// "port <n>" at the end, then "cookie <n>": the connecting socket's
+// SO_COOKIE (what socket_cookie() reads). No traffic leaves the machine.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -23,6 +24,10 @@ int main(void) {
 	int c = socket(AF_INET, SOCK_STREAM, 0);
 	if (c < 0 || connect(c, (struct sockaddr *)&addr, sizeof addr) < 0)
 		die("tcp: connect");
+	unsigned long long cookie = 0;
+	socklen_t clen = sizeof cookie;
+	if (getsockopt(c, SOL_SOCKET, SO_COOKIE, &cookie, &clen) < 0)
+		die("tcp: SO_COOKIE");
 	int s = accept(ls, NULL, NULL);
 	if (s < 0)
 		die("tcp: accept");
@@ -33,5 +38,6 @@ int main(void) {
 	close(s);
 	close(ls);
 	printf("port %d\n", ntohs(addr.sin_port));
+	printf("cookie %llu\n", cookie);
 	return 0;
 }

@@ -56,12 +56,6 @@ func (v Version) AttachedAfter() bool { return v != V017 }
 // trailer); 0.17 prints max_strlen - 1 characters.
 func (v Version) StrTruncTrailer() bool { return v != V017 }
 
-// ExitGate: after exit() no other probe runs in bpftrace 0.26 scripts
-// (gotrace's programs check a flag exit() sets: the output stops where
-// exit() was called, not when the detach comes); 0.17 scripts keep
-// running until the detach.
-func (v Version) ExitGate() bool { return v != V017 }
-
 // ProbeBeginLower: the probe builtin in BEGIN/END is "begin"/"end" in
 // bpftrace 0.26 (its canonical spelling since 0.24), "BEGIN"/"END" in 0.17.
 func (v Version) ProbeBeginLower() bool { return v != V017 }

@@ -219,6 +219,7 @@ func (v Version) LiteralLengthWarning() bool { return v == V017 }
 // both operands are); every integer literal an int64; its sign warnings
 // (signed operands of / and %, arithmetic and comparisons of different
 // signs, print() in a loop) and its refusal of string literals of STRLEN
-// bytes or more. 0.26 follows C's rules here (whether 0.26 still prints
-// those warnings is not checked: they are given in 0.17 mode only).
+// bytes or more. 0.26 follows C's rules here; it gives the same sign
+// warnings by other rules (check/warn.go warnSigns026: only when the two
+// integer types have no common type).
 func (v Version) Ints017() bool { return v == V017 }

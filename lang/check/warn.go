@@ -99,11 +99,19 @@ func (c *checker) warnSigns026(op string, xe, ye lang.Expr, x, y *types.Type, at
 		ok = promotes(rsize, lsize, llit)
 	}
 	if !ok {
+		// bpftrace 0.26 names integer types uint64, int64 (0.17:
+		// unsigned int64).
+		tn := func(t *types.Type) string {
+			if t.Kind == types.Int {
+				return t.String()
+			}
+			return typeName(t)
+		}
 		if compare {
-			c.warnAt(at, "comparison of integers of different signs: '%s' and '%s' can lead to undefined behavior", typeName(x), typeName(y))
+			c.warnAt(at, "comparison of integers of different signs: '%s' and '%s' can lead to undefined behavior", tn(x), tn(y))
 			return
 		}
-		c.warnAt(at, "arithmetic on integers of different signs: '%s' and '%s' can lead to undefined behavior", typeName(x), typeName(y))
+		c.warnAt(at, "arithmetic on integers of different signs: '%s' and '%s' can lead to undefined behavior", tn(x), tn(y))
 	}
 	if arith && (op == "/" || op == "%") && (ls || rs) {
 		c.warnAt(at, "signed operands for '%s' can lead to undefined behavior (cast to unsigned to silence warning)", op)

@@ -34,18 +34,18 @@ func TestSignWarnings026(t *testing.T) {
 		{`BEGIN { $x = 3; printf("%ld\n", $x / 2); }`,
 			"stdin:1:36-37: WARNING: signed operands for '/' can lead to undefined behavior (cast to unsigned to silence warning)"},
 		{`BEGIN { printf("%ld\n", (uint64)5 / -2); }`,
-			"stdin:1:35-36: WARNING: arithmetic on integers of different signs: 'unsigned int64' and 'int64' can lead to undefined behavior\n" +
+			"stdin:1:35-36: WARNING: arithmetic on integers of different signs: 'uint64' and 'int64' can lead to undefined behavior\n" +
 				"BEGIN { printf(\"%ld\\n\", (uint64)5 / -2); }\n                                  ~\n" +
 				"stdin:1:35-36: WARNING: signed operands for '/' can lead to undefined behavior (cast to unsigned to silence warning)"},
 		{`BEGIN { $a = (uint64)5; $b = -1; printf("%d\n", $a < $b); }`,
-			"stdin:1:52-53: WARNING: comparison of integers of different signs: 'unsigned int64' and 'int64' can lead to undefined behavior"},
+			"stdin:1:52-53: WARNING: comparison of integers of different signs: 'uint64' and 'int64' can lead to undefined behavior"},
 		// Narrow types of different signs promote (no sign warning),
 		// but a signed operand of % still warns.
 		{`BEGIN { printf("%ld\n", (uint16)5 % (int8)-2); }`,
 			"stdin:1:35-36: WARNING: signed operands for '%' can lead to undefined behavior (cast to unsigned to silence warning)\n" +
 				"BEGIN { printf(\"%ld\\n\", (uint16)5 % (int8)-2); }\n                                  ~"},
 		{`BEGIN { $y = (uint64)5; $y += -1; }`,
-			"stdin:1:28-30: WARNING: arithmetic on integers of different signs: 'unsigned int64' and 'int64' can lead to undefined behavior"},
+			"stdin:1:28-30: WARNING: arithmetic on integers of different signs: 'uint64' and 'int64' can lead to undefined behavior"},
 	} {
 		if got := check026(tc.script); !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%s: warnings\n%s\nwant (prefix)\n%s", tc.script, got, tc.want)

@@ -140,6 +140,23 @@ var cases = []compatCase{
 		v017:   "ERROR: Can not access field 'pid' on type 'struct task_struct *'. Try dereferencing it first, or using '->'",
 	},
 	{
+		// bpftrace 0.26 (its binop_int, PR #5138): a subtraction is an
+		// int64 whatever its operands' signs; 0.17 keeps them unsigned
+		// (as bpftrace 0.17 prints here).
+		name:   "integer subtraction is signed",
+		script: `BEGIN { $a = (uint32)1; $b = (uint32)3; print($a - $b); $u = (uint64)1; print($u - 2); exit(); }`,
+		v026:   "-2\n-1\n",
+		v017:   "18446744073709551614\n18446744073709551615\n",
+	},
+	{
+		// pid and tid are uint32 in bpftrace 0.26 (0.22, #3441), uint64
+		// in 0.17 (as bpftrace 0.17 prints here).
+		name:   "pid is 32 bits",
+		script: `BEGIN { $x = pid; $y = tid; print((sizeof($x), sizeof($y))); exit(); }`,
+		v026:   "(4, 4)\n",
+		v017:   "(8, 8)\n",
+	},
+	{
 		// Added in bpftrace 0.25: `probe` is a named probe's name.
 		name:   "named probes",
 		script: `foo=BEGIN { printf("%s\n", probe); } bar=interval:ms:1, i:ms:2 { printf("%s\n", probe); exit(); }`,

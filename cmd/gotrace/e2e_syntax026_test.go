@@ -64,6 +64,9 @@ func TestSyntax026Output(t *testing.T) {
 		// probes write to the ring after it is not printed; no flag stops
 		// them in the kernel before the detach.
 		{"exit stops its probe; later output dropped", `config = { print_maps_on_exit = 0 } i:ms:1 { @n++; if (@n == 3) { exit(); } printf("%d\n", @n); } end { printf("end\n"); }`, "1\n2\nend\n", ""},
+		{"provider names in any case", `Interval:ms:1 { print("tick"); exit(); }`, "tick\n\n\n", ""},
+		{"declared percpuhash of counts", `let @c = percpuhash(10); begin { @c[1] = count(); @c[1] = count(); @c[2] = count(); if (@c[1] == 2) { print("two"); } }`, "two\n\n\n@c[2]: 1\n@c[1]: 2\n", ""},
+		{"declared percpulruhash evicts", `let @c = percpulruhash(2); begin { @c[1] = count(); @c[2] = count(); @c[3] = count(); print(len(@c)); }`, "2\n\n\n@c[2]: 1\n@c[3]: 1\n", ""},
 		{"string index at run time", `begin { $s = "hello"; $i = 1; print($s[$i]); $i = 10; print($s[$i]); $i = 4; printf("%c\n", $s[$i]); }`, "101\n0\no\n\n\n", ""},
 		// Small 0.26 semantics (the 0.17 forms: --compat 0.17 below).
 		{"probe in begin and end", `begin { printf("%s", probe); } end { printf("-%s\n", probe); }`, "begin-end\n\n\n", ""},

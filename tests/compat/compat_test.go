@@ -211,3 +211,23 @@ func TestCompat(t *testing.T) {
 		})
 	}
 }
+
+// TestExitAfterBeginEnd: a script of only BEGIN/END probes ends by itself
+// after BEGIN in bpftrace 0.26 (0.24, #4358), END and the maps printed;
+// bpftrace 0.17 waits for Ctrl-C.
+func TestExitAfterBeginEnd(t *testing.T) {
+	testkit.Require(t, testkit.Root, testkit.BPF)
+	script := `BEGIN { @a = 1; printf("x\n"); } END { printf("end\n"); }`
+	r := run(t, "0.26", script)
+	if r.TimedOut || r.ExitCode != 0 {
+		t.Fatalf("--compat 0.26: exit %d, timed out %v; stderr:\n%s", r.ExitCode, r.TimedOut, r.Stderr)
+	}
+	if got, want := r.Stdout, "x\nend\n\n\n@a: 1\n"; got != want {
+		t.Errorf("--compat 0.26: stdout %q, want %q", got, want)
+	}
+	cmd := exec.Command(testkit.Gotrace(t), "--compat", "0.17", "-e", script)
+	r = testkit.RunBounded(t, 2*time.Second, cmd)
+	if !r.TimedOut {
+		t.Errorf("--compat 0.17: ended by itself (exit %d), want it to wait for Ctrl-C; stdout:\n%s", r.ExitCode, r.Stdout)
+	}
+}

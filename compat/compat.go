@@ -56,12 +56,6 @@ func (v Version) AttachedAfter() bool { return v != V017 }
 // trailer); 0.17 prints max_strlen - 1 characters.
 func (v Version) StrTruncTrailer() bool { return v != V017 }
 
-// ExitGate: after exit() no other probe runs in bpftrace 0.26 scripts
-// (gotrace's programs check a flag exit() sets: the output stops where
-// exit() was called, not when the detach comes); 0.17 scripts keep
-// running until the detach.
-func (v Version) ExitGate() bool { return v != V017 }
-
 // ProbeBeginLower: the probe builtin in BEGIN/END is "begin"/"end" in
 // bpftrace 0.26 (its canonical spelling since 0.24), "BEGIN"/"END" in 0.17.
 func (v Version) ProbeBeginLower() bool { return v != V017 }
@@ -225,6 +219,7 @@ func (v Version) LiteralLengthWarning() bool { return v == V017 }
 // both operands are); every integer literal an int64; its sign warnings
 // (signed operands of / and %, arithmetic and comparisons of different
 // signs, print() in a loop) and its refusal of string literals of STRLEN
-// bytes or more. 0.26 follows C's rules here (whether 0.26 still prints
-// those warnings is not checked: they are given in 0.17 mode only).
+// bytes or more. 0.26 follows C's rules here; it gives the same sign
+// warnings by other rules (check/warn.go warnSigns026: only when the two
+// integer types have no common type).
 func (v Version) Ints017() bool { return v == V017 }

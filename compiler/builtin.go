@@ -326,34 +326,6 @@ func (g *gen) Output(t stdlib.Temp, size int) {
 	g.countLost()
 }
 
-// markExited sets exited[0] (MapExited): exit() stops the other probes at
-// once.
-func (g *gen) markExited() {
-	if !g.c.res.Opts.Compat.ExitGate() {
-		return
-	}
-	m := g.c.internalMap(MapExited, ebpf.Array, 4, 8, 1)
-	g.emit(asm.LoadMapValue(asm.R1, 0, 0).WithReference(m.Name), stdlib.StImm(asm.R1, 0, 1, asm.DWord))
-}
-
-// exitGate starts a program of a script that calls exit(): once exit()
-// ran, the probe does nothing (BEGIN and END are not gated).
-func (g *gen) exitGate() {
-	if !g.c.res.Opts.Compat.ExitGate() || !g.c.usesExit() {
-		return
-	}
-	switch g.ap.Provider {
-	case "BEGIN", "END":
-		return
-	}
-	m := g.c.internalMap(MapExited, ebpf.Array, 4, 8, 1)
-	ok := g.label("running")
-	g.emit(asm.LoadMapValue(asm.R2, 0, 0).WithReference(m.Name), asm.LoadMem(asm.R2, asm.R2, 0, asm.DWord),
-		asm.JEq.Imm(asm.R2, 0, ok), asm.Mov.Imm(asm.R0, 0), asm.Return())
-	g.place(ok)
-	g.emit(nopJump())
-}
-
 // countLost follows every bpf_ringbuf_output call: a failed output (r0 != 0,
 // the ring is full) adds 1 to lost_events[0] through the map value's direct
 // address (ABI.md), so a delivered record costs one jump.
@@ -433,5 +405,3 @@ func (g *gen) checkHelpers(name string, insns asm.Instructions) error {
 	}
 	return nil
 }
-
-func (g *gen) MarkExited() { g.markExited() }

@@ -76,10 +76,6 @@ const (
 	// MapLostEvents counts at key 0 the records bpf_ringbuf_output could not
 	// put in the full ring; the runtime prints "Lost N events".
 	MapLostEvents = "lost_events"
-	// MapExited is set at key 0 by exit() (bpftrace 0.26 scripts): the
-	// programs of other probes check it first and return, so that no
-	// probe runs between exit() and the detach (END still runs).
-	MapExited = "exited"
 	// MapFull counts at key 0 the user-map updates that failed because the
 	// map was full (E2BIG); the runtime warns at exit.
 	MapFull = "map_full"
@@ -170,9 +166,7 @@ type compiler struct {
 	maps       map[string]*MapSpec
 	names      map[string]bool
 	maxScratch int
-	// exits: the script calls exit() (usesExit; exitKnown once computed).
-	exits, exitKnown bool
-	kallsyms         map[string]uint64
+	kallsyms   map[string]uint64
 	// kfuncProbes counts the functions kfunc wildcards expanded to.
 	kfuncProbes int
 	// sysLower: the syscalls tracepoints of sys_enter or sys_exit compile
@@ -570,24 +564,6 @@ func (c *compiler) mapDecl(name string) *lang.MapDecl {
 func userMapName(n string) string { return "m_" + strings.TrimPrefix(n, "@") }
 
 // internalMap returns (creating on first use) an internal map.
-// usesExit reports whether the script calls exit() (or assert(), which
-// exits when it fails).
-func (c *compiler) usesExit() bool {
-	if c.exitKnown {
-		return c.exits
-	}
-	c.exitKnown = true
-	for _, p := range c.res.Prog.Probes {
-		lang.Inspect(p, func(n lang.Node) bool {
-			if call, ok := n.(*lang.CallExpr); ok && (call.Name == "exit" || call.Name == "assert") {
-				c.exits = true
-			}
-			return !c.exits
-		})
-	}
-	return c.exits
-}
-
 // bigScratchStrLen is the largest max_strlen whose strings fit the
 // per-CPU scratch map (its value is at most 32 KiB, a few strings).
 const bigScratchStrLen = 4096

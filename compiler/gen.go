@@ -644,7 +644,6 @@ func (g *gen) generate() (asm.Instructions, error) {
 	if g.usesCtx && g.prog.RawSyscall == "" { // the shim saved it
 		g.emit(asm.StoreMem(asm.R10, ctxSlot, asm.R1, asm.DWord))
 	}
-	g.exitGate()
 	insns := append(shim, g.insns...)
 	if predScratch {
 		insns = append(append(insns, scratch...), body...)

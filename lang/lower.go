@@ -70,7 +70,8 @@ func findTok(toks []lexer.Token, kind tokenKind, val string) (lexer.Token, bool)
 func (l *lowerer) program(g *gProgram) *Program {
 	p := &Program{Src: l.src}
 	p.Loc = Loc(Span{Start: l.li.pos(0), End: l.li.pos(len(l.src.Text))})
-	for _, it := range g.Items {
+	for i, it := range g.Items {
+		g.Items[i] = nil // garbage once lowered, as in block
 		sp := l.span(it.Tokens)
 		switch {
 		case it.Preproc != "":
@@ -264,7 +265,13 @@ func (l *lowerer) blockExpr(g *gBlock) *BlockExpr {
 
 func (l *lowerer) block(g *gBlock) *Block {
 	b := &Block{Loc: Loc(l.span(g.Tokens))}
-	for _, it := range g.Items {
+	for i, it := range g.Items {
+		if i < len(g.Items)-1 {
+			// A lowered statement's grammar nodes are garbage at once
+			// (blockExpr reads only the last): a script of a million
+			// statements does not hold both trees whole (issue 19).
+			g.Items[i] = nil
+		}
 		if it.Semi {
 			continue
 		}

@@ -69,8 +69,14 @@ func parseItems(src *Source, diags *Diagnostics) (*lowerer, *Program) {
 	if diags.HasErrors() {
 		return nil, nil
 	}
-	g, perr := parseTokens(toks)
+	// The lexer's tokens are not kept while the grammar parses (a
+	// multi-megabyte script's tokens take about as much memory as the
+	// grammar's tree): a syntax error, which needs them, lexes again.
+	ptoks := participleTokens(toks)
+	toks, shifts = nil, nil
+	g, perr := parseTokens(ptoks)
 	if perr != nil {
+		toks, shifts = lexShifts(src, &Diagnostics{Src: src})
 		syntaxError(src, toks, shifts, perr, diags)
 		return nil, nil
 	}
@@ -87,18 +93,26 @@ type parseError struct {
 	expecting string
 }
 
-// parseTokens parses a whole token stream (ending in EOF) with the
-// grammar.
-func parseTokens(toks []token) (*gProgram, *parseError) {
+// participleTokens converts the lexer's tokens (ending in EOF) to
+// participle's, made at their final size (lexer.Upgrade would grow the
+// slice token by token).
+func participleTokens(toks []token) []lexer.Token {
+	ptoks := make([]lexer.Token, len(toks))
+	ts := tokenStream{toks: toks}
+	for i := range ptoks {
+		ptoks[i], _ = ts.Next()
+	}
+	return ptoks
+}
+
+// parseTokens parses a whole token stream (participle's tokens, ending in
+// EOF) with the grammar; the error's idx indexes toks.
+func parseTokens(toks []lexer.Token) (*gProgram, *parseError) {
 	p, err := grammar()
 	if err != nil {
 		panic(err) // the grammar is fixed: TestGrammarEBNF builds it
 	}
-	pl, err := lexer.Upgrade(&tokenStream{toks: toks})
-	if err != nil {
-		panic(err)
-	}
-	g, err := p.ParseFromLexer(pl)
+	g, err := p.ParseFromLexer(lexer.UpgradeTokens(toks))
 	if err == nil {
 		return g, nil
 	}
@@ -113,7 +127,7 @@ func parseTokens(toks []token) (*gProgram, *parseError) {
 		panic(err)
 	}
 	// The token at that offset (the EOF token's is the text's length).
-	perr.idx = sort.Search(len(toks), func(i int) bool { return toks[i].off >= off })
+	perr.idx = sort.Search(len(toks), func(i int) bool { return toks[i].Pos.Offset >= off })
 	if perr.idx >= len(toks) {
 		perr.idx = len(toks) - 1
 	}

@@ -515,6 +515,15 @@ func (s *session) dispatch(rec []byte) (exit bool, err error) {
 			if len(payload) >= 8 {
 				s.exitCode = int(int64(binary.LittleEndian.Uint64(payload)))
 			}
+			// As bpftrace's reader does on the exit record (its
+			// request_finalize detaches every probe there), the probes
+			// stop now, from the reader, not after the hand-off to the
+			// main loop; until this record was read they ran on.
+			if s.l != nil {
+				if err := s.l.Stop(); err != nil {
+					return true, err
+				}
+			}
 		}
 		return true, nil
 	case compiler.EvPrint:

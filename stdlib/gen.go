@@ -82,9 +82,6 @@ type Gen interface {
 	MapCall(c *Call) error
 	// Return emits the program's exit (return 0).
 	Return()
-	// MarkExited records that exit() ran: the other probes stop at once
-	// (compat.ExitGate).
-	MarkExited()
 	// MapRef emits dst = pointer to the internal map named name, creating
 	// it from spec on first use (key/value sizes, type).
 	MapRef(dst asm.Register, name string, spec InternalMap)

@@ -37,7 +37,6 @@ func init() {
 		if _, err := g.Event(EvExit, "", "", c.Args); err != nil {
 			return err
 		}
-		g.MarkExited()
 		g.Return()
 		return nil
 	}

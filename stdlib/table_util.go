@@ -165,7 +165,6 @@ func init() {
 		if _, err := g.Event(EvExit, "", "", []lang.Expr{code}); err != nil {
 			return err
 		}
-		g.MarkExited()
 		g.Return()
 		g.Place(ok)
 		return nil

@@ -546,6 +546,16 @@ func (c *checker) binary(e *lang.BinaryExpr) *types.Type {
 			// A shift has its left operand's sign (bpftrace 0.17).
 			return types.IntType(8, signedOf(x))
 		}
+		if !c.opts.Compat.Ints017() {
+			switch op {
+			case "+", "-", "*", "&", "|", "^":
+				// bpftrace 0.26 (its binop_int): a subtraction is an
+				// int64 whatever its operands (`(uint64)1 - 2` is -1), as
+				// is an operation with a signed operand. The bits are
+				// those of the unsigned result; only the type differs.
+				return types.IntType(8, op == "-" || signedOf(x) || signedOf(y))
+			}
+		}
 		return intResult(x, y)
 	case xp && yi || xi && yp:
 		if isCompare(op) {

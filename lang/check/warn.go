@@ -1,6 +1,8 @@
 package check
 
 import (
+	"math"
+
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 )
@@ -17,7 +19,11 @@ import (
 // / %; the bitwise operators and shifts are quiet. Compound assignments
 // (`x += y`) warn as their operator does.
 func (c *checker) warnSigns(op string, xe, ye lang.Expr, x, y *types.Type, at lang.Span) {
-	if !c.report || !c.opts.Compat.Ints017() || x == nil || y == nil || !x.IsInteger() || !y.IsInteger() {
+	if !c.report || x == nil || y == nil || !x.IsInteger() || !y.IsInteger() {
+		return
+	}
+	if !c.opts.Compat.Ints017() {
+		c.warnSigns026(op, xe, ye, x, y, at)
 		return
 	}
 	ls, rs := warnSigned(x), warnSigned(y)
@@ -46,6 +52,102 @@ func (c *checker) warnSigns(op string, xe, ye lang.Expr, x, y *types.Type, at la
 	if (op == "/" || op == "%") && (ls || rs) {
 		c.warnAt(at, "signed operands for '%s' can lead to undefined behavior (cast to unsigned to silence warning)", op)
 	}
+}
+
+// warnSigns026 gives bpftrace 0.26's warnings of the same words, whose
+// rules differ (its type resolver's binop_int): operands of one type, or
+// a bool, give none; a non-negative literal is an unsigned 64-bit integer
+// and a negative one a signed one. Otherwise a comparison or + - * / %
+// warns when the two types have no common integer type: their signs
+// differ, the signed one is not the wider, a literal on the unsigned side
+// does not fit the signed side's width, and the wider is 64 bits (a
+// narrower pair promotes to a signed type twice as wide). / and % then
+// warn when either operand is signed.
+func (c *checker) warnSigns026(op string, xe, ye lang.Expr, x, y *types.Type, at lang.Span) {
+	arith, compare := false, false
+	switch op {
+	case "==", "!=", "<", "<=", ">", ">=":
+		compare = true
+	case "+", "-", "*", "/", "%":
+		arith = true
+	default:
+		return
+	}
+	if x.Kind == types.Bool || y.Kind == types.Bool {
+		return
+	}
+	ls, lsize, llit := sign026(xe, x)
+	rs, rsize, rlit := sign026(ye, y)
+	if ls == rs && lsize == rsize {
+		return // the same type: bpftrace 0.26 checks nothing
+	}
+	promotes := func(ss, us int, ulit lang.Expr) bool { // signed side's size, unsigned side's
+		if ss > us {
+			return true
+		}
+		if ulit != nil {
+			if w := signedWidth(ulit.(*lang.IntLit).Value); w > 0 && w <= ss {
+				return true
+			}
+		}
+		return max(ss, us)*2 <= 8
+	}
+	ok := ls == rs
+	if ls && !rs {
+		ok = promotes(lsize, rsize, rlit)
+	} else if rs && !ls {
+		ok = promotes(rsize, lsize, llit)
+	}
+	if !ok {
+		// bpftrace 0.26 names integer types uint64, int64 (0.17:
+		// unsigned int64).
+		tn := func(t *types.Type) string {
+			if t.Kind == types.Int {
+				return t.String()
+			}
+			return typeName(t)
+		}
+		if compare {
+			c.warnAt(at, "comparison of integers of different signs: '%s' and '%s' can lead to undefined behavior", tn(x), tn(y))
+			return
+		}
+		c.warnAt(at, "arithmetic on integers of different signs: '%s' and '%s' can lead to undefined behavior", tn(x), tn(y))
+	}
+	if arith && (op == "/" || op == "%") && (ls || rs) {
+		c.warnAt(at, "signed operands for '%s' can lead to undefined behavior (cast to unsigned to silence warning)", op)
+	}
+}
+
+// sign026 is an operand's sign and size as bpftrace 0.26 sees them, and
+// the literal itself when the operand is a non-negative integer literal.
+func sign026(e lang.Expr, t *types.Type) (signed bool, size int, lit lang.Expr) {
+	if l, ok := e.(*lang.IntLit); ok {
+		if int64(l.Value) >= 0 || !t.Signed {
+			return false, 8, l
+		}
+		return true, 8, nil
+	}
+	size = t.Size
+	if size <= 0 || size > 8 {
+		size = 8
+	}
+	return warnSigned(t), size, nil
+}
+
+// signedWidth is the size of the narrowest signed integer type holding v
+// (0 if none does).
+func signedWidth(v uint64) int {
+	switch {
+	case v <= math.MaxInt8:
+		return 1
+	case v <= math.MaxInt16:
+		return 2
+	case v <= math.MaxInt32:
+		return 4
+	case v <= math.MaxInt64:
+		return 8
+	}
+	return 0
 }
 
 func warnSigned(t *types.Type) bool {

@@ -140,6 +140,23 @@ var cases = []compatCase{
 		v017:   "ERROR: Can not access field 'pid' on type 'struct task_struct *'. Try dereferencing it first, or using '->'",
 	},
 	{
+		// bpftrace 0.26 (its binop_int, PR #5138): a subtraction is an
+		// int64 whatever its operands' signs; 0.17 keeps them unsigned
+		// (as bpftrace 0.17 prints here).
+		name:   "integer subtraction is signed",
+		script: `BEGIN { $a = (uint32)1; $b = (uint32)3; print($a - $b); $u = (uint64)1; print($u - 2); exit(); }`,
+		v026:   "-2\n-1\n",
+		v017:   "18446744073709551614\n18446744073709551615\n",
+	},
+	{
+		// pid and tid are uint32 in bpftrace 0.26 (0.22, #3441), uint64
+		// in 0.17 (as bpftrace 0.17 prints here).
+		name:   "pid is 32 bits",
+		script: `BEGIN { $x = pid; $y = tid; print((sizeof($x), sizeof($y))); exit(); }`,
+		v026:   "(4, 4)\n",
+		v017:   "(8, 8)\n",
+	},
+	{
 		// Added in bpftrace 0.25: `probe` is a named probe's name.
 		name:   "named probes",
 		script: `foo=BEGIN { printf("%s\n", probe); } bar=interval:ms:1, i:ms:2 { printf("%s\n", probe); exit(); }`,
@@ -192,5 +209,25 @@ func TestCompat(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExitAfterBeginEnd: a script of only BEGIN/END probes ends by itself
+// after BEGIN in bpftrace 0.26 (0.24, #4358), END and the maps printed;
+// bpftrace 0.17 waits for Ctrl-C.
+func TestExitAfterBeginEnd(t *testing.T) {
+	testkit.Require(t, testkit.Root, testkit.BPF)
+	script := `BEGIN { @a = 1; printf("x\n"); } END { printf("end\n"); }`
+	r := run(t, "0.26", script)
+	if r.TimedOut || r.ExitCode != 0 {
+		t.Fatalf("--compat 0.26: exit %d, timed out %v; stderr:\n%s", r.ExitCode, r.TimedOut, r.Stderr)
+	}
+	if got, want := r.Stdout, "x\nend\n\n\n@a: 1\n"; got != want {
+		t.Errorf("--compat 0.26: stdout %q, want %q", got, want)
+	}
+	cmd := exec.Command(testkit.Gotrace(t), "--compat", "0.17", "-e", script)
+	r = testkit.RunBounded(t, 2*time.Second, cmd)
+	if !r.TimedOut {
+		t.Errorf("--compat 0.17: ended by itself (exit %d), want it to wait for Ctrl-C; stdout:\n%s", r.ExitCode, r.Stdout)
 	}
 }

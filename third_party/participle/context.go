@@ -12,7 +12,7 @@ import (
 type contextFieldSet struct {
 	tokens     []lexer.Token
 	strct      reflect.Value
-	field      structLexerField
+	field      *structLexerField // gotrace: the capture node's, not a 128-byte copy per deferred capture
 	fieldValue []reflect.Value
 }
 
@@ -48,14 +48,14 @@ func (p *parseContext) DeepestError(err error) error {
 }
 
 // Defer adds a function to be applied once a branch has been picked.
-func (p *parseContext) Defer(tokens []lexer.Token, strct reflect.Value, field structLexerField, fieldValue []reflect.Value) {
+func (p *parseContext) Defer(tokens []lexer.Token, strct reflect.Value, field *structLexerField, fieldValue []reflect.Value) {
 	p.apply = append(p.apply, &contextFieldSet{tokens, strct, field, fieldValue})
 }
 
 // Apply deferred functions.
 func (p *parseContext) Apply() error {
 	for _, apply := range p.apply {
-		if err := setField(apply.tokens, apply.strct, apply.field, apply.fieldValue); err != nil {
+		if err := setField(apply.tokens, apply.strct, *apply.field, apply.fieldValue); err != nil {
 			return err
 		}
 	}

@@ -411,7 +411,7 @@ func (c *capture) Parse(ctx *parseContext, parent reflect.Value) (out []reflect.
 	start := ctx.RawCursor()
 	v, err := c.node.Parse(ctx, parent)
 	if v != nil {
-		ctx.Defer(ctx.Range(start, ctx.RawCursor()), parent, c.field, v)
+		ctx.Defer(ctx.Range(start, ctx.RawCursor()), parent, &c.field, v)
 	}
 	if err != nil {
 		return []reflect.Value{parent}, err

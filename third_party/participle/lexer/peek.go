@@ -43,6 +43,22 @@ func Upgrade(lex Lexer, elide ...TokenType) (*PeekingLexer, error) {
 	return r, nil
 }
 
+// UpgradeTokens makes a PeekingLexer of tokens, which must end with an EOF
+// token, without copying them: the PeekingLexer owns the slice from then
+// on. (gotrace: Upgrade appends one token at a time, which for a script
+// of millions of tokens allocates several times the final slice.)
+func UpgradeTokens(tokens []Token, elide ...TokenType) *PeekingLexer {
+	r := &PeekingLexer{
+		tokens: tokens,
+		elide:  make(map[TokenType]bool, len(elide)),
+	}
+	for _, rn := range elide {
+		r.elide[rn] = true
+	}
+	r.advanceToNonElided()
+	return r
+}
+
 // Range returns the slice of tokens between the two cursor points.
 func (p *PeekingLexer) Range(rawStart, rawEnd RawCursor) []Token {
 	return p.tokens[rawStart:rawEnd]

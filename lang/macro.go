@@ -103,7 +103,7 @@ func (l *lowerer) expandAt(e Expr, depth int) Expr {
 		case strings.HasPrefix(p, "$"):
 			v, ok := a.(*VarExpr)
 			if !ok {
-				l.diags.Add(Error, a.Span(), fmt.Sprintf("%s is declared at %s", p, m.spans[i]),
+				l.diags.Add(Error, a.Span(), fmt.Sprintf("%s is declared at %s", p, m.spans[i].Start),
 					"Mismatched arg. Macro %s expects a variable for %s", m.name, p)
 				continue
 			}

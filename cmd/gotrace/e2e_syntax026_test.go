@@ -126,6 +126,7 @@ func TestConfigErrors(t *testing.T) {
 		{`config = { stack_mode = fast } begin { }`, "ERROR: Invalid value for stack_mode: valid values are bpftrace, perf, raw, build_id"},
 		{`let @a = foo(1); begin { }`, "stdin:1:1-17: ERROR: Invalid bpf map type: foo"},
 		{`macro f($x) { $x } begin { f(1); }`, "ERROR: Mismatched arg. Macro f expects a variable for $x"},
+		{`macro f($x) { $x } begin { f(1); }`, "HINT: $x is declared at 1:9"},
 		{`macro f(x) { x } begin { f(1, 2); }`, "ERROR: Call to f() has the wrong number of arguments: expected 1, got 2"},
 		{`macro f() { f() } begin { f(); }`, "ERROR: Macro recursion limit reached: f"},
 	} {

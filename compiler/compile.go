@@ -28,12 +28,6 @@ type Options struct {
 	// KernelSymbol resolves kaddr("sym") at compile time; nil reads
 	// /proc/kallsyms (once).
 	KernelSymbol func(name string) (uint64, bool)
-	// USDTSites lists the sites of usdt probes matching path, provider
-	// and name (as in usdt:PATH:PROVIDER:NAME; path or provider may be
-	// empty with -p) with their argument specs, for argN on usdt probes.
-	// The runtime decodes them (runtime.USDTProbes); nil means argN is
-	// not available on usdt probes.
-	USDTSites func(path, provider, name string) ([]stdlib.USDTSite, error)
 	// HelperCheck is -k (1: warn when map updates and deletes fail) or
 	// -kk (2: map lookups of absent keys too), as bpftrace; 0 adds no
 	// code.
@@ -349,8 +343,8 @@ func (c *compiler) groupAttach(p *lang.Probe) ([][]*lang.AttachPoint, error) {
 // sys_enter_execveat). A pattern the resolver can't expand, or that matches
 // nothing, stays a wildcard for the runtime to expand (and report).
 func (c *compiler) expandTracepoints(aps []*lang.AttachPoint) []*lang.AttachPoint {
-	lister, ok := c.res.Opts.Resolver.(check.TracepointLister)
-	if !ok {
+	lister := c.res.Opts.Resolver
+	if lister == nil {
 		return aps
 	}
 	var out []*lang.AttachPoint
@@ -380,8 +374,8 @@ func (c *compiler) expandTracepoints(aps []*lang.AttachPoint) []*lang.AttachPoin
 // tracepoint links take no cookie, and a clause using `probe` has one
 // program per attach point. A pattern the resolver can't expand stays.
 func (c *compiler) expandRawTracepoints(aps []*lang.AttachPoint) []*lang.AttachPoint {
-	lister, ok := c.res.Opts.Resolver.(check.TracepointLister)
-	if !ok {
+	lister := c.res.Opts.Resolver
+	if lister == nil {
 		return aps
 	}
 	var out []*lang.AttachPoint

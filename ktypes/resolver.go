@@ -26,6 +26,8 @@ type Options struct {
 	// information of a stripped binary (by build ID or .gnu_debuglink);
 	// a relative directory is relative to the binary's.
 	DebugDirs []string
+	// PID (-p): usdt probes without a path are found in this process.
+	PID int
 }
 
 // Sources is the Resolver over all three sources. It resolves types the
@@ -46,10 +48,7 @@ type Sources struct {
 	mu    sync.Mutex // serialises Decls use (its layout memo is not locked)
 }
 
-var _ interface {
-	Resolver
-	Enum(string) (int64, *types.Type, bool)
-} = (*Sources)(nil)
+var _ Resolver = (*Sources)(nil)
 
 // New returns a Sources resolver; nothing is read yet.
 func New(opts Options) *Sources {

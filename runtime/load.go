@@ -3,12 +3,13 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"github.com/gotrace/gotrace/internal/priv"
 	"os"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gotrace/gotrace/internal/priv"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"

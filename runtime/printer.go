@@ -4,11 +4,12 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"github.com/gotrace/gotrace/stdlib"
 	"os"
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/gotrace/gotrace/stdlib"
 
 	"golang.org/x/sys/unix"
 

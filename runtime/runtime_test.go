@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/gotrace/gotrace/internal/testkit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gotrace/gotrace/internal/testkit"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"

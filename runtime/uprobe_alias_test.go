@@ -1,12 +1,13 @@
 package runtime
 
 import (
-	"github.com/gotrace/gotrace/internal/testkit"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gotrace/gotrace/internal/testkit"
 
 	"github.com/gotrace/gotrace/lang"
 )

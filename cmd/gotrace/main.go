@@ -72,7 +72,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	// The environment is read here only: the libraries get it as options.
-	runtime.SetSearchPath(os.Getenv("PATH"))                       // uprobe targets named without a path
+	ktypes.SetSearchPath(os.Getenv("PATH"))                       // uprobe targets named without a path
 	ktypes.SetDebuginfodCaches(ktypes.DebuginfodCaches(os.Getenv)) // separate debug files by build ID
 	c, err := parseArgs(args)
 	if err == nil {

@@ -1,9 +1,10 @@
 package check
 
 import (
-	"github.com/gotrace/gotrace/compat"
 	"strings"
 	"testing"
+
+	"github.com/gotrace/gotrace/compat"
 
 	"github.com/gotrace/gotrace/lang"
 )

@@ -2,12 +2,11 @@ package compiler
 
 import (
 	"encoding/binary"
+	"github.com/gotrace/gotrace/compat"
+	"github.com/gotrace/gotrace/internal/testkit"
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/gotrace/gotrace/compat"
-	"github.com/gotrace/gotrace/internal/testkit"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"

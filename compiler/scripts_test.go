@@ -1,12 +1,11 @@
 package compiler
 
 import (
+	"github.com/gotrace/gotrace/compat"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/gotrace/gotrace/compat"
 
 	"github.com/gotrace/gotrace/internal/testkit"
 	"github.com/gotrace/gotrace/ktypes"

@@ -3,13 +3,12 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"github.com/gotrace/gotrace/internal/priv"
 	"os"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/gotrace/gotrace/internal/priv"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"

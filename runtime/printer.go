@@ -4,12 +4,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/gotrace/gotrace/stdlib"
 	"os"
 	"os/exec"
 	"strings"
 	"time"
-
-	"github.com/gotrace/gotrace/stdlib"
 
 	"golang.org/x/sys/unix"
 

@@ -2,13 +2,12 @@ package runtime
 
 import (
 	"bytes"
+	"github.com/gotrace/gotrace/compat"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/gotrace/gotrace/compat"
 
 	"github.com/cilium/ebpf"
 

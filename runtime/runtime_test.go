@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/gotrace/gotrace/internal/testkit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +18,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/gotrace/gotrace/internal/testkit"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"

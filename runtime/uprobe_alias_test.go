@@ -1,13 +1,12 @@
 package runtime
 
 import (
+	"github.com/gotrace/gotrace/internal/testkit"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/gotrace/gotrace/internal/testkit"
 
 	"github.com/gotrace/gotrace/lang"
 )

@@ -3,12 +3,11 @@ package check
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/gotrace/gotrace/internal/testkit"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/gotrace/gotrace/internal/testkit"
 
 	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/ktypes"

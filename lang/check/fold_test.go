@@ -1,10 +1,9 @@
 package check
 
 import (
+	"github.com/gotrace/gotrace/compat"
 	"strings"
 	"testing"
-
-	"github.com/gotrace/gotrace/compat"
 
 	"github.com/gotrace/gotrace/lang"
 )

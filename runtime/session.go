@@ -153,7 +153,7 @@ func (s *session) run(ctx context.Context) (err error) {
 		// probe is attached; its thread must stay ours until released.
 		unlock := lockThread()
 		defer unlock()
-		child, err = startStopped(s.opts.Command)
+		child, err = startStopped(s.opts.Command, s.opts.CommandEnv)
 		if err != nil {
 			return err
 		}

@@ -294,7 +294,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		}
 	}
 	if c.cmd != "" {
-		opts.Command = strings.Fields(c.cmd)
+		argv, err := splitCommand(c.cmd, c.compat)
+		if err != nil {
+			fmt.Fprintf(stderr, "ERROR: -c: %v\n", err)
+			return 1
+		}
+		opts.Command, opts.CommandEnv = argv, os.Environ()
 	}
 	if err := runtime.Run(context.Background(), compiled.Spec, opts); err != nil {
 		out.Flush()

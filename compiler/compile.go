@@ -2,9 +2,7 @@ package compiler
 
 import (
 	"fmt"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/cilium/ebpf"
@@ -160,7 +158,7 @@ type compiler struct {
 	maps       map[string]*MapSpec
 	names      map[string]bool
 	maxScratch int
-	kallsyms   map[string]uint64
+	kallsyms   *ktypes.Kallsyms
 	// kfuncProbes counts the functions kfunc wildcards expanded to.
 	kfuncProbes int
 	// sysLower: the syscalls tracepoints of sys_enter or sys_exit compile
@@ -210,33 +208,15 @@ func (c *compiler) kernelSymbol(name string) (uint64, bool) {
 		return c.opts.KernelSymbol(name)
 	}
 	if c.kallsyms == nil {
-		c.kallsyms = map[string]uint64{}
-		if b, err := os.ReadFile("/proc/kallsyms"); err == nil {
-			c.kallsyms = parseKallsyms(b)
-		}
-	}
-	a, ok := c.kallsyms[name]
-	return a, ok && a != 0
-}
-
-// parseKallsyms reads "ADDR TYPE NAME [module]" lines; the first
-// definition of a name wins.
-func parseKallsyms(b []byte) map[string]uint64 {
-	m := map[string]uint64{}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 3 {
-			continue
-		}
-		a, err := strconv.ParseUint(f[0], 16, 64)
+		k, err := ktypes.LoadKallsyms("/proc/kallsyms")
 		if err != nil {
-			continue
+			k = ktypes.ParseKallsyms(nil)
 		}
-		if _, dup := m[f[2]]; !dup {
-			m[f[2]] = a
-		}
+		c.kallsyms = k
 	}
-	return m
+	// The first line of that name, whatever its type (hidden, zero
+	// addresses are not in the index).
+	return c.kallsyms.Addr(name)
 }
 
 // progKind is how a set of attach points is compiled.

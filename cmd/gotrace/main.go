@@ -436,51 +436,17 @@ func isFile(name string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// listProgram prints the probes of the script (-l -e PROG, -l FILE): each
-// attach point expanded as -l expands a pattern (with -v, their
-// arguments); probes that name no kernel or user object (BEGIN, END,
-// interval, profile ...) as written.
+// listProgram prints the probes of the script (-l -e PROG, -l FILE), as
+// gotrace.ListProgram lists them.
 func listProgram(c *config, stdin io.Reader, stdout, stderr io.Writer) int {
 	src, err := readScript(c, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
 	}
-	prog, err := lang.ParseWith(src, lang.ParseOptions{Imports: !c.compat.Legacy()})
-	if err != nil {
+	if err := gotrace.ListProgram(stdout, src, runtime.ListOptions{Verbose: c.verbose, PID: c.pid, Compat: c.compat}); err != nil {
 		printError(stderr, err)
 		return 1
-	}
-	for _, p := range prog.Probes {
-		for _, ap := range p.Attach {
-			pattern := ap.Raw
-			switch ap.Provider {
-			case "interval", "profile", "i", "p":
-				// bpftrace 0.26 lists a timer by its unit: interval:ms:.
-				if ap.Unit != "" {
-					kind := ap.Provider
-					if kind == "i" {
-						kind = "interval"
-					} else if kind == "p" {
-						kind = "profile"
-					}
-					fmt.Fprintf(stdout, "%s:%s:\n", kind, ap.Unit)
-					continue
-				}
-				fmt.Fprintln(stdout, ap.Raw)
-				continue
-			case "BEGIN", "END", "begin", "end", "watchpoint", "asyncwatchpoint", "self":
-				fmt.Fprintln(stdout, ap.Raw)
-				continue
-			case "software", "hardware", "s", "h":
-				// The event, not its count: software:cpu:1e6 lists software:cpu:.
-				pattern = ap.Provider + ":" + ap.Func
-			}
-			if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: pattern, Verbose: c.verbose, PID: c.pid, Compat: c.compat}); err != nil {
-				printError(stderr, err)
-				return 1
-			}
-		}
 	}
 	return 0
 }

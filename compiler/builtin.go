@@ -344,7 +344,12 @@ func (g *gen) EventFormat(kind stdlib.EventKind, format string, args *types.Type
 	return g.c.addEvent(&Event{Kind: kind, Format: format, Args: args, Pos: g.span})
 }
 
-func (g *gen) KernelSymbol(name string) (uint64, bool) { return g.c.kernelSymbol(name) }
+func (g *gen) KernelSymbol(name string) (uint64, bool) {
+	if r := g.c.res.Opts.Resolver; r != nil {
+		return r.KernelSymbol(name)
+	}
+	return 0, false
+}
 
 func (g *gen) MemberAddr(e lang.Expr) (asm.Register, bool, error) {
 	r, _, ok, err := g.kaddr(e)

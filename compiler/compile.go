@@ -23,9 +23,6 @@ type Options struct {
 	// RingBufSize is the ring buffer's size in bytes (a power of two,
 	// multiple of the page size); 0 means 1 MiB.
 	RingBufSize uint32
-	// KernelSymbol resolves kaddr("sym") at compile time; nil reads
-	// /proc/kallsyms (once).
-	KernelSymbol func(name string) (uint64, bool)
 	// HelperCheck is -k (1: warn when map updates and deletes fail) or
 	// -kk (2: map lookups of absent keys too), as bpftrace; 0 adds no
 	// code.
@@ -158,7 +155,6 @@ type compiler struct {
 	maps       map[string]*MapSpec
 	names      map[string]bool
 	maxScratch int
-	kallsyms   *ktypes.Kallsyms
 	// kfuncProbes counts the functions kfunc wildcards expanded to.
 	kfuncProbes int
 	// sysLower: the syscalls tracepoints of sys_enter or sys_exit compile
@@ -200,23 +196,6 @@ func (c *compiler) fewSyscallProgs(all [][][]*lang.AttachPoint) bool {
 		}
 	}
 	return few
-}
-
-// kernelSymbol resolves a kernel symbol for kaddr().
-func (c *compiler) kernelSymbol(name string) (uint64, bool) {
-	if c.opts.KernelSymbol != nil {
-		return c.opts.KernelSymbol(name)
-	}
-	if c.kallsyms == nil {
-		k, err := ktypes.LoadKallsyms("/proc/kallsyms")
-		if err != nil {
-			k = ktypes.ParseKallsyms(nil)
-		}
-		c.kallsyms = k
-	}
-	// The first line of that name, whatever its type (hidden, zero
-	// addresses are not in the index).
-	return c.kallsyms.Addr(name)
 }
 
 // progKind is how a set of attach points is compiled.

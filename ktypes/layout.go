@@ -52,6 +52,9 @@ type Resolver interface {
 	// probes usdt:PATH:PROVIDER:NAME names (path or provider may be empty
 	// with a PID), for argN's code.
 	USDTSites(path, provider, name string) ([]USDTSite, error)
+	// KernelSymbol is the address of the first kernel symbol of that name
+	// (kaddr), from kallsyms.
+	KernelSymbol(name string) (uint64, bool)
 }
 
 // Unresolved is a Resolver that knows nothing: every lookup fails. Test
@@ -99,6 +102,8 @@ func (Unresolved) KernelFunc(name string) (uint32, error) {
 func (Unresolved) KernelVar(name string) (uint32, bool, error) {
 	return 0, false, fmt.Errorf("no kernel BTF to resolve variable %q", name)
 }
+
+func (Unresolved) KernelSymbol(string) (uint64, bool) { return 0, false }
 
 func (Unresolved) USDTSites(path, provider, name string) ([]USDTSite, error) {
 	return nil, errors.New("the arguments of usdt probes are unknown here")

@@ -197,7 +197,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		}
 	}
 	ktypes.SetDebugDirs(opts.DebugDirs) // statement probes and stacks find split-off DWARF there too
-	resolver := ktypes.New(ktypes.Options{CDecls: decls, Includes: includes, IncludeDirs: opts.IncludeDirs, Binaries: binaries, DebugDirs: opts.DebugDirs})
+	resolver := ktypes.New(ktypes.Options{CDecls: decls, Includes: includes, IncludeDirs: opts.IncludeDirs, Binaries: binaries, DebugDirs: opts.DebugDirs, PID: opts.PID})
 
 	res, err := check.Check(prog, check.Options{
 		Params:   opts.Params,
@@ -220,7 +220,6 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 	out.Checked = res
 
 	spec, err := compiler.Compile(res, compiler.Options{
-		USDTSites:   usdtSites(opts.PID),
 		HelperCheck: opts.HelperCheck,
 		MapKeysMax:  mapKeys,
 		// GOTRACE_SYSCALL_TRACEPOINTS=perf keeps syscalls tracepoints on

@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf/features"
 
 	"github.com/gotrace/gotrace/compat"
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 	"github.com/gotrace/gotrace/stdlib"
@@ -343,7 +344,12 @@ func (g *gen) EventFormat(kind stdlib.EventKind, format string, args *types.Type
 	return g.c.addEvent(&Event{Kind: kind, Format: format, Args: args, Pos: g.span})
 }
 
-func (g *gen) KernelSymbol(name string) (uint64, bool) { return g.c.kernelSymbol(name) }
+func (g *gen) KernelSymbol(name string) (uint64, bool) {
+	if r := g.c.res.Opts.Resolver; r != nil {
+		return r.KernelSymbol(name)
+	}
+	return 0, false
+}
 
 func (g *gen) MemberAddr(e lang.Expr) (asm.Register, bool, error) {
 	r, _, ok, err := g.kaddr(e)
@@ -365,23 +371,22 @@ func (g *gen) KernelType(name string) (*types.Type, error) {
 }
 
 func (g *gen) KernelVar(name string) (uint32, bool, error) {
-	r, ok := g.c.res.Opts.Resolver.(interface {
-		KernelVar(string) (uint32, bool, error)
-	})
-	if !ok {
+	r := g.c.res.Opts.Resolver
+	if r == nil {
 		return 0, false, fmt.Errorf("no kernel BTF to resolve variable %q", name)
 	}
 	return r.KernelVar(name)
 }
 
 // USDTSites are the sites of every usdt attach point of the program.
-func (g *gen) USDTSites() ([]stdlib.USDTSite, error) {
-	if g.c.opts.USDTSites == nil {
+func (g *gen) USDTSites() ([]ktypes.USDTSite, error) {
+	r := g.c.res.Opts.Resolver
+	if r == nil {
 		return nil, fmt.Errorf("the arguments of usdt probes are unknown here")
 	}
-	var all []stdlib.USDTSite
+	var all []ktypes.USDTSite
 	for _, ap := range g.prog.Attach {
-		sites, err := g.c.opts.USDTSites(ap.Target, ap.NS, ap.Func)
+		sites, err := r.USDTSites(ap.Target, ap.NS, ap.Func)
 		if err != nil {
 			return nil, &stdlib.UserError{Msg: err.Error()}
 		}

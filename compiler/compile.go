@@ -2,9 +2,7 @@ package compiler
 
 import (
 	"fmt"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/cilium/ebpf"
@@ -25,15 +23,6 @@ type Options struct {
 	// RingBufSize is the ring buffer's size in bytes (a power of two,
 	// multiple of the page size); 0 means 1 MiB.
 	RingBufSize uint32
-	// KernelSymbol resolves kaddr("sym") at compile time; nil reads
-	// /proc/kallsyms (once).
-	KernelSymbol func(name string) (uint64, bool)
-	// USDTSites lists the sites of usdt probes matching path, provider
-	// and name (as in usdt:PATH:PROVIDER:NAME; path or provider may be
-	// empty with -p) with their argument specs, for argN on usdt probes.
-	// The runtime decodes them (runtime.USDTProbes); nil means argN is
-	// not available on usdt probes.
-	USDTSites func(path, provider, name string) ([]stdlib.USDTSite, error)
 	// HelperCheck is -k (1: warn when map updates and deletes fail) or
 	// -kk (2: map lookups of absent keys too), as bpftrace; 0 adds no
 	// code.
@@ -166,7 +155,6 @@ type compiler struct {
 	maps       map[string]*MapSpec
 	names      map[string]bool
 	maxScratch int
-	kallsyms   map[string]uint64
 	// kfuncProbes counts the functions kfunc wildcards expanded to.
 	kfuncProbes int
 	// sysLower: the syscalls tracepoints of sys_enter or sys_exit compile
@@ -208,41 +196,6 @@ func (c *compiler) fewSyscallProgs(all [][][]*lang.AttachPoint) bool {
 		}
 	}
 	return few
-}
-
-// kernelSymbol resolves a kernel symbol for kaddr().
-func (c *compiler) kernelSymbol(name string) (uint64, bool) {
-	if c.opts.KernelSymbol != nil {
-		return c.opts.KernelSymbol(name)
-	}
-	if c.kallsyms == nil {
-		c.kallsyms = map[string]uint64{}
-		if b, err := os.ReadFile("/proc/kallsyms"); err == nil {
-			c.kallsyms = parseKallsyms(b)
-		}
-	}
-	a, ok := c.kallsyms[name]
-	return a, ok && a != 0
-}
-
-// parseKallsyms reads "ADDR TYPE NAME [module]" lines; the first
-// definition of a name wins.
-func parseKallsyms(b []byte) map[string]uint64 {
-	m := map[string]uint64{}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 3 {
-			continue
-		}
-		a, err := strconv.ParseUint(f[0], 16, 64)
-		if err != nil {
-			continue
-		}
-		if _, dup := m[f[2]]; !dup {
-			m[f[2]] = a
-		}
-	}
-	return m
 }
 
 // progKind is how a set of attach points is compiled.
@@ -349,8 +302,8 @@ func (c *compiler) groupAttach(p *lang.Probe) ([][]*lang.AttachPoint, error) {
 // sys_enter_execveat). A pattern the resolver can't expand, or that matches
 // nothing, stays a wildcard for the runtime to expand (and report).
 func (c *compiler) expandTracepoints(aps []*lang.AttachPoint) []*lang.AttachPoint {
-	lister, ok := c.res.Opts.Resolver.(check.TracepointLister)
-	if !ok {
+	lister := c.res.Opts.Resolver
+	if lister == nil {
 		return aps
 	}
 	var out []*lang.AttachPoint
@@ -380,8 +333,8 @@ func (c *compiler) expandTracepoints(aps []*lang.AttachPoint) []*lang.AttachPoin
 // tracepoint links take no cookie, and a clause using `probe` has one
 // program per attach point. A pattern the resolver can't expand stays.
 func (c *compiler) expandRawTracepoints(aps []*lang.AttachPoint) []*lang.AttachPoint {
-	lister, ok := c.res.Opts.Resolver.(check.TracepointLister)
-	if !ok {
+	lister := c.res.Opts.Resolver
+	if lister == nil {
 		return aps
 	}
 	var out []*lang.AttachPoint

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
-	"github.com/gotrace/gotrace/stdlib"
 )
 
 // expectU64 checks that each map (no keys) holds the wanted value.
@@ -103,6 +103,16 @@ func TestBufLength(t *testing.T) {
 	}
 }
 
+// usdtFake is a Resolver that knows only the sites of usdt probes.
+type usdtFake struct {
+	ktypes.Unresolved
+	sites func(path, provider, name string) ([]ktypes.USDTSite, error)
+}
+
+func (f usdtFake) USDTSites(path, provider, name string) ([]ktypes.USDTSite, error) {
+	return f.sites(path, provider, name)
+}
+
 // Sites of a usdt probe that pass an argument differently are told apart by
 // the page offset of the probe address; the dispatch passes the verifier.
 func TestUSDTSitesDispatch(t *testing.T) {
@@ -110,24 +120,25 @@ func TestUSDTSitesDispatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := check.Check(prog, check.Options{})
-	if err != nil {
-		t.Fatal(err)
+	reg := func(r string, off int) ktypes.USDTArg {
+		return ktypes.USDTArg{Kind: ktypes.USDTReg, Size: 4, Signed: true, Reg: r, RegOffset: off}
 	}
-	reg := func(off int) stdlib.USDTArg {
-		return stdlib.USDTArg{Kind: stdlib.USDTReg, Size: 4, Signed: true, RegOffset: off, IndexOffset: -1}
+	mem := ktypes.USDTArg{Kind: ktypes.USDTMem, Size: 8, Reg: "bp", RegOffset: 32, Offset: -16, Index: "ax", IndexOffset: 80, Scale: 8}
+	sites := []ktypes.USDTSite{
+		{PC: 0x401123, Args: []ktypes.USDTArg{reg("di", 112), mem}},
+		{PC: 0x402456, Args: []ktypes.USDTArg{reg("si", 104), mem}},
 	}
-	mem := stdlib.USDTArg{Kind: stdlib.USDTMem, Size: 8, RegOffset: 32, Offset: -16, IndexOffset: 80, Scale: 8}
-	sites := []stdlib.USDTSite{
-		{PC: 0x401123, Args: []stdlib.USDTArg{reg(112), mem}},
-		{PC: 0x402456, Args: []stdlib.USDTArg{reg(104), mem}},
-	}
-	opts := Options{USDTSites: func(path, provider, name string) ([]stdlib.USDTSite, error) {
+	r := usdtFake{sites: func(path, provider, name string) ([]ktypes.USDTSite, error) {
 		if path != "/bin/true" || provider != "p" || name != "n" {
 			t.Errorf("USDTSites(%q, %q, %q)", path, provider, name)
 		}
 		return sites, nil
 	}}
+	res, err := check.Check(prog, check.Options{Resolver: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{}
 	spec, err := Compile(res, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +156,7 @@ func TestUSDTSitesDispatch(t *testing.T) {
 	}
 	// An argument the probe does not have.
 	prog, _ = lang.Parse(&lang.Source{Name: "stdin", Text: `usdt:/bin/true:p:n { @c = arg5; }`})
-	res, _ = check.Check(prog, check.Options{})
+	res, _ = check.Check(prog, check.Options{Resolver: r})
 	if _, err := Compile(res, opts); err == nil || !strings.Contains(err.Error(), "only 2 arguments") {
 		t.Errorf("err = %v, want an argument-count error", err)
 	}

@@ -25,10 +25,8 @@ var KfuncSince = map[string]string{
 }
 
 func (g *gen) Kfunc(builtin, name string) (asm.Instruction, error) {
-	r, ok := g.c.res.Opts.Resolver.(interface {
-		KernelFunc(string) (uint32, error)
-	})
-	if !ok {
+	r := g.c.res.Opts.Resolver
+	if r == nil {
 		return asm.Instruction{}, &stdlib.UserError{Msg: fmt.Sprintf("%s needs the kernel's BTF to call the kfunc %s", builtin, name)}
 	}
 	id, err := r.KernelFunc(name)

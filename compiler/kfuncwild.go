@@ -9,13 +9,6 @@ import (
 	"github.com/gotrace/gotrace/lang/types"
 )
 
-// FuncLister is an optional Resolver method: the (module, function) pairs
-// of BTF functions a kfunc/kretfunc pattern matches, in a stable order
-// (module "" is vmlinux).
-type FuncLister interface {
-	FuncMatches(module, pattern string) ([][2]string, error)
-}
-
 // maxProbes is the cap on attached probes (Options.MaxProbes, which the
 // command sets from MAX_PROBES, else bpftrace's 512); the runtime applies
 // it again when it attaches.
@@ -49,8 +42,8 @@ func (c *compiler) expandKfuncs(aps []*lang.AttachPoint, usesArgs bool, fields m
 			out = append(out, ap)
 			continue
 		}
-		lister, ok := c.res.Opts.Resolver.(FuncLister)
-		if !ok {
+		lister := c.res.Opts.Resolver
+		if lister == nil {
 			return nil, &Error{Span: ap.Span(), Msg: fmt.Sprintf("%s: cannot expand the wildcard: no BTF function list available", ap.Raw)}
 		}
 		matches, err := lister.FuncMatches(ap.Target, ap.Func)
@@ -111,8 +104,8 @@ func (c *compiler) expandKfuncs(aps []*lang.AttachPoint, usesArgs bool, fields m
 // suggestFunc is the "did you mean" of a kernel function missing from BTF:
 // the closest BTF function sharing the name's first letter.
 func (c *compiler) suggestFunc(name string) string {
-	lister, ok := c.res.Opts.Resolver.(FuncLister)
-	if !ok || name == "" {
+	lister := c.res.Opts.Resolver
+	if lister == nil || name == "" {
 		return ""
 	}
 	ms, err := lister.FuncMatches("", name[:1]+"*")

@@ -7,13 +7,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang/check"
 	"github.com/gotrace/gotrace/lang/types"
 )
 
 // kfFake is a Resolver with FuncMatches over functions whose args are the
 // listed parameter names, each an 8-byte slot.
-type kfFake map[string][]string
+type kfFake struct {
+	ktypes.Unresolved
+	fns map[string][]string
+}
 
 func (f kfFake) Tracepoint(cat, ev string) (*types.Type, error) {
 	return nil, fmt.Errorf("no tracepoint %s:%s", cat, ev)
@@ -26,7 +30,7 @@ func (f kfFake) Func(name string) (*types.Type, *types.Type, error) {
 			name = ms[0][1]
 		}
 	}
-	ps, ok := f[name]
+	ps, ok := f.fns[name]
 	if !ok {
 		return nil, nil, fmt.Errorf("no func %s", name)
 	}
@@ -42,7 +46,7 @@ func (f kfFake) RawTracepoint(name string) (*types.Type, error) {
 func (f kfFake) Enum(string) (int64, *types.Type, bool) { return 0, nil, false }
 func (f kfFake) FuncMatches(module, pattern string) ([][2]string, error) {
 	var out [][2]string
-	for k := range f {
+	for k := range f.fns {
 		if ok, _ := path.Match(pattern, k); ok {
 			out = append(out, [2]string{module, k})
 		}
@@ -51,13 +55,13 @@ func (f kfFake) FuncMatches(module, pattern string) ([][2]string, error) {
 	return out, nil
 }
 
-var _ FuncLister = kfFake{}
+var _ ktypes.Resolver = kfFake{}
 
 func TestKfuncWildcard(t *testing.T) {
-	res := kfFake{
+	res := kfFake{fns: map[string][]string{
 		"vfs_read": {"file", "buf"}, "vfs_write": {"file", "buf"}, "vfs_open": {"path", "file"},
 		"_raw_spin_lock": {"lock"}, "other": {"x"},
-	}
+	}}
 	compile := func(t *testing.T, text string, opts Options) (*Spec, error) {
 		t.Helper()
 		return Compile(checkText(t, text, check.Options{Resolver: res}), opts)

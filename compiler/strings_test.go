@@ -8,6 +8,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
 	"github.com/gotrace/gotrace/stdlib"
@@ -78,23 +79,33 @@ func TestStringBuiltinsRun(t *testing.T) {
 	}
 }
 
+// symFake is a Resolver that knows only some kernel symbols.
+type symFake struct {
+	ktypes.Unresolved
+	syms map[string]uint64
+}
+
+func (f symFake) KernelSymbol(name string) (uint64, bool) {
+	a, ok := f.syms[name]
+	return a, ok
+}
 func TestKaddr(t *testing.T) {
 	prog, err := lang.Parse(&lang.Source{Name: "stdin", Text: `BEGIN { @ = kaddr("sym_a"); @x = kaddr("nope"); }`})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := check.Check(prog, check.Options{})
+	syms := symFake{syms: map[string]uint64{"sym_a": 0xffffffff81000010}}
+	res, err := check.Check(prog, check.Options{Resolver: syms})
 	if err != nil {
 		t.Fatal(err)
 	}
-	syms := func(name string) (uint64, bool) { return 0xffffffff81000010, name == "sym_a" }
-	_, err = Compile(res, Options{KernelSymbol: syms})
+	_, err = Compile(res, Options{})
 	if err == nil || !strings.HasSuffix(err.Error(), ": Failed to resolve kernel symbol: nope") {
 		t.Fatalf("err = %v, want bpftrace's message", err)
 	}
 	prog, _ = lang.Parse(&lang.Source{Name: "stdin", Text: `BEGIN { @ = kaddr("sym_a"); }`})
-	res, _ = check.Check(prog, check.Options{})
-	spec, err := Compile(res, Options{KernelSymbol: syms})
+	res, _ = check.Check(prog, check.Options{Resolver: syms})
+	spec, err := Compile(res, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,9 +113,6 @@ func TestKaddr(t *testing.T) {
 	run(t, coll, spec.Programs[0].Name)
 	if v, _ := lookupU64(t, coll, spec, "m_", u64key(0)); v != 0xffffffff81000010 {
 		t.Errorf("kaddr = %#x", v)
-	}
-	if m := parseKallsyms([]byte("ffffffff82400000 D __start_rodata\nffffffff81000000 T _text [mod]\n")); m["__start_rodata"] != 0xffffffff82400000 || m["_text"] != 0xffffffff81000000 {
-		t.Errorf("parseKallsyms = %v", m)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/cilium/ebpf/features"
 
 	"github.com/gotrace/gotrace/lang"
-	"github.com/gotrace/gotrace/lang/check"
 	"github.com/gotrace/gotrace/stdlib"
 )
 
@@ -164,8 +163,8 @@ func (c *compiler) canLowerSyscalls() map[string]bool {
 			}
 			names := []string{ap.Func}
 			if ap.Wildcard {
-				lister, ok := c.res.Opts.Resolver.(check.TracepointLister)
-				if !ok {
+				lister := c.res.Opts.Resolver
+				if lister == nil {
 					return nil
 				}
 				ms, err := lister.TracepointMatches(ap.Target, ap.Func)

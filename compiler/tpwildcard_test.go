@@ -8,16 +8,20 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang/check"
 	"github.com/gotrace/gotrace/lang/types"
 )
 
 // tpFake is a Resolver (with TracepointMatches) over a fixed set of
 // tracepoint records, each with one u64 field x at a given offset.
-type tpFake map[string]int // "cat:event" → offset of x
+type tpFake struct {
+	ktypes.Unresolved
+	offs map[string]int // "cat:event" → offset of x
+}
 
 func (f tpFake) Tracepoint(cat, ev string) (*types.Type, error) {
-	off, ok := f[cat+":"+ev]
+	off, ok := f.offs[cat+":"+ev]
 	if !ok {
 		return nil, fmt.Errorf("tracepoint %s:%s not found", cat, ev)
 	}
@@ -34,7 +38,7 @@ func (f tpFake) RawTracepoint(name string) (*types.Type, error) {
 func (f tpFake) Enum(string) (int64, *types.Type, bool) { return 0, nil, false }
 func (f tpFake) TracepointMatches(cat, ev string) ([][2]string, error) {
 	var out [][2]string
-	for k := range f {
+	for k := range f.offs {
 		if ok, _ := path.Match(cat+":"+ev, k); ok {
 			c, e, _ := cutColon(k)
 			out = append(out, [2]string{c, e})
@@ -53,7 +57,7 @@ func cutColon(s string) (string, string, bool) {
 	return s, "", false
 }
 
-var _ check.TracepointLister = tpFake{}
+var _ ktypes.Resolver = tpFake{}
 
 // ctxLoads lists the offsets of 8-byte loads from the context register
 // (r1 is saved to r6 by the prologue or read directly).
@@ -73,7 +77,7 @@ func ctxLoads(insns asm.Instructions) map[int16]bool {
 // its matches by name with its own offsets; a clause not reading args
 // keeps the pattern for the runtime.
 func TestWildcardTracepointArgs(t *testing.T) {
-	res := tpFake{"t:ev_a": 16, "t:ev_b": 24, "t:ev_c": 16, "u:ev_d": 40}
+	res := tpFake{offs: map[string]int{"t:ev_a": 16, "t:ev_b": 24, "t:ev_c": 16, "u:ev_d": 40}}
 	compile := func(t *testing.T, text string) *Spec {
 		t.Helper()
 		spec, err := Compile(checkText(t, text, check.Options{Resolver: res}), Options{})

@@ -26,6 +26,8 @@ type Options struct {
 	// information of a stripped binary (by build ID or .gnu_debuglink);
 	// a relative directory is relative to the binary's.
 	DebugDirs []string
+	// PID (-p): usdt probes without a path are found in this process.
+	PID int
 }
 
 // Sources is the Resolver over all three sources. It resolves types the
@@ -44,12 +46,11 @@ type Sources struct {
 	tps   tracepointCache
 	dwarf dwarfCache
 	mu    sync.Mutex // serialises Decls use (its layout memo is not locked)
+
+	kallsyms func() *Kallsyms // read once, on first KernelSymbol
 }
 
-var _ interface {
-	Resolver
-	Enum(string) (int64, *types.Type, bool)
-} = (*Sources)(nil)
+var _ Resolver = (*Sources)(nil)
 
 // New returns a Sources resolver; nothing is read yet.
 func New(opts Options) *Sources {
@@ -57,7 +58,14 @@ func New(opts Options) *Sources {
 	if a, err := abiFor(opts.Arch); err == nil {
 		charSigned = a.charSigned
 	}
-	return &Sources{opts: opts, btf: newBTFSource(opts.BTFPath, charSigned), dwarf: dwarfCache{dirs: opts.DebugDirs}}
+	return &Sources{opts: opts, btf: newBTFSource(opts.BTFPath, charSigned), dwarf: dwarfCache{dirs: opts.DebugDirs},
+		kallsyms: sync.OnceValue(func() *Kallsyms {
+			k, err := LoadKallsyms("/proc/kallsyms")
+			if err != nil {
+				return ParseKallsyms(nil)
+			}
+			return k
+		})}
 }
 
 // Decls parses the script's declarations and included headers (once) and
@@ -291,6 +299,11 @@ func (r *Sources) TracepointMatches(category, event string) ([][2]string, error)
 	}
 	return out, nil
 }
+
+// KernelSymbol is the address of the first /proc/kallsyms line naming
+// name, whatever its type (bpftrace's kaddr); addresses hidden as zero
+// are not found.
+func (r *Sources) KernelSymbol(name string) (uint64, bool) { return r.kallsyms().Addr(name) }
 
 // KernelFunc returns the vmlinux BTF ID of the kernel function name (a
 // kfunc a program calls: bpf_task_from_pid).

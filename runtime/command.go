@@ -99,7 +99,9 @@ func lockThread() func() {
 	return goruntime.UnlockOSThread
 }
 
-func startStopped(argv []string) (*childProc, error) {
+// startStopped starts argv stopped before its exec (see childProc), to
+// run with the environment env.
+func startStopped(argv, env []string) (*childProc, error) {
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return nil, fmt.Errorf("ERROR: failed to run command %q: %w", argv[0], err)
@@ -125,9 +127,9 @@ func startStopped(argv []string) (*childProc, error) {
 	cmd := exec.Command("/proc/self/exe", append([]string{path}, argv...)...)
 	cmd.Args[0] = stubArg0
 	// The stub's own settings replace the user's (the first of a
-	// variable wins); the command gets the environment unchanged.
+	// variable wins); the command gets env unchanged.
 	var stubEnvv []string
-	for _, kv := range os.Environ() {
+	for _, kv := range env {
 		if !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "GODEBUG=") {
 			stubEnvv = append(stubEnvv, kv)
 		}
@@ -149,8 +151,8 @@ func startStopped(argv []string) (*childProc, error) {
 		return fail(err)
 	}
 	go func() {
-		// The command's environment: exactly ours.
-		ew.Write([]byte(strings.Join(os.Environ(), "\x00")))
+		// The command's environment: exactly env.
+		ew.Write([]byte(strings.Join(env, "\x00")))
 		ew.Close()
 	}()
 	c := &childProc{cmd: cmd, pid: cmd.Process.Pid, path: path, done: make(chan struct{}), gate: ours}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gotrace/gotrace/ktypes"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -28,7 +30,7 @@ import (
 func irelativeSlot(path string, resolver uint64) (uint64, bool, error) {
 	f, err := elf.Open(path)
 	if err != nil {
-		return 0, false, elfOpenError(path, err)
+		return 0, false, ktypes.ELFOpenError(path, err)
 	}
 	defer f.Close()
 	var irel uint32
@@ -109,7 +111,7 @@ func resolveIFUNC(path string, resolver uint64, pid int) (uint64, error) {
 	}
 	f, err := elf.Open(path)
 	if err != nil {
-		return 0, elfOpenError(path, err)
+		return 0, ktypes.ELFOpenError(path, err)
 	}
 	var first *elf.Prog
 	for _, p := range f.Progs {
@@ -157,7 +159,7 @@ func resolveIFUNC(path string, resolver uint64, pid int) (uint64, error) {
 			continue
 		}
 		impl := binary.LittleEndian.Uint64(b[:]) - bias
-		if _, err := fileOffset(path, impl); err != nil {
+		if _, err := ktypes.FileOffset(path, impl); err != nil {
 			continue // not filled in yet, or not this file's code
 		}
 		return impl, nil

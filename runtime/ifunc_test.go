@@ -2,13 +2,15 @@ package runtime
 
 import (
 	"debug/elf"
-	"github.com/gotrace/gotrace/internal/testkit"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gotrace/gotrace/internal/testkit"
+	"github.com/gotrace/gotrace/ktypes"
 )
 
 // TestResolveIFUNC: libc's strlen (an IFUNC) resolves, in a child that
@@ -18,7 +20,7 @@ func TestResolveIFUNC(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testkit.Skipf(t, "%v", "reading another process's memory needs root")
 	}
-	path, err := resolveBinary("libc", 0)
+	path, err := ktypes.ResolveBinary("libc", 0)
 	if err != nil {
 		t.Skipf("no libc: %v", err)
 	}
@@ -64,7 +66,7 @@ func TestResolveIFUNC(t *testing.T) {
 	if inChild != anywhere || inChild == strlen.addr {
 		t.Errorf("strlen resolves to %#x in the child, %#x elsewhere; resolver at %#x", inChild, anywhere, strlen.addr)
 	}
-	if _, err := fileOffset(path, inChild); err != nil {
+	if _, err := ktypes.FileOffset(path, inChild); err != nil {
 		t.Errorf("resolved address: %v", err)
 	}
 	f, _ := elf.Open(path)

@@ -3,11 +3,12 @@ package runtime
 import (
 	"bufio"
 	"fmt"
-	"github.com/gotrace/gotrace/internal/priv"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gotrace/gotrace/internal/priv"
 
 	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/ktypes"
@@ -198,7 +199,7 @@ func ListWith(w io.Writer, o ListOptions) error {
 			}
 		}
 		for _, target := range targets {
-			path, err := resolveBinary(target, 0)
+			path, err := ktypes.ResolveBinary(target, 0)
 			if err != nil {
 				if _, serr := os.Stat(target); strings.Contains(target, "/") && serr != nil {
 					return noUprobeTarget(pattern, target)
@@ -232,7 +233,7 @@ func listUSDT(w io.Writer, rest string, pid int) error {
 	if pat == "" {
 		pat = "*"
 	}
-	probes, err := USDTProbes(target, pid)
+	probes, err := ktypes.USDTProbes(target, pid)
 	if err != nil {
 		return err
 	}
@@ -372,7 +373,7 @@ func listPIDUprobes(w io.Writer, o ListOptions) error {
 		}
 		// A binary the process maps but that cannot be read (deleted,
 		// another mount namespace) is skipped, not fatal.
-		_ = listUprobeFuncs(bw, prov, mappedPath(o.PID, path), path, fn, o.Verbose)
+		_ = listUprobeFuncs(bw, prov, ktypes.MappedPath(o.PID, path), path, fn, o.Verbose)
 	}
 	return nil
 }
@@ -397,16 +398,6 @@ func mappedExecutables(pid int) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// mappedPath is where a mapped file can be read from here: through the
-// process's root, so binaries in another mount namespace are found.
-func mappedPath(pid int, path string) string {
-	p := fmt.Sprintf("/proc/%d/root%s", pid, path)
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
-	return path
 }
 
 // checkSearchChars rejects characters no probe name contains, as bpftrace

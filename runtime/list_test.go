@@ -297,7 +297,7 @@ func TestCDecl(t *testing.T) {
 func TestListUSDTByFileAndPID(t *testing.T) {
 	testkit.Require(t, testkit.SDT)
 	bin := testkit.Helper(t, "usdt")
-	probes, err := USDTProbes(bin, 0)
+	probes, err := ktypes.USDTProbes(bin, 0)
 	if err != nil || len(probes) == 0 {
 		t.Fatalf("probes of the helper: %v %v", probes, err)
 	}

@@ -36,6 +36,18 @@ type Loaded struct {
 	progressEnv *Env            // the Env of Attach, for Detach's progress
 }
 
+// StackMaps are the STACK_TRACE maps by name, the name the printed stack
+// values carry (types.StackInfo.MapName), for a symbolizer to read.
+func (l *Loaded) StackMaps() map[string]*ebpf.Map {
+	out := map[string]*ebpf.Map{}
+	for _, m := range l.Spec.Maps {
+		if m.Type == ebpf.StackTrace && l.Maps[m.Name] != nil {
+			out[m.Name] = l.Maps[m.Name]
+		}
+	}
+	return out
+}
+
 // Load creates every map and program of spec. A program the verifier
 // refuses gives a *VerifierError naming the script line of the refused
 // instruction.

@@ -13,6 +13,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/gotrace/gotrace/compiler"
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang"
 )
 
@@ -662,47 +663,9 @@ type closerFunc func() error
 
 func (f closerFunc) Close() error { return f() }
 
-// glob reports whether name matches pattern with bpftrace's wildcards:
-// '*' any run, '?' one character, '{a,b}' alternatives.
-func glob(pattern, name string) bool {
-	if i := strings.IndexByte(pattern, '{'); i >= 0 {
-		if j := strings.IndexByte(pattern[i:], '}'); j > 0 {
-			pre, alts, post := pattern[:i], pattern[i+1:i+j], pattern[i+j+1:]
-			for _, a := range strings.Split(alts, ",") {
-				if glob(pre+a+post, name) {
-					return true
-				}
-			}
-			return false
-		}
-	}
-	return globSimple(pattern, name)
-}
-
-func globSimple(p, s string) bool {
-	// Iterative matcher with backtracking on the last '*'.
-	pi, si, star, mark := 0, 0, -1, 0
-	for si < len(s) {
-		switch {
-		case pi < len(p) && (p[pi] == '?' || p[pi] == s[si]):
-			pi++
-			si++
-		case pi < len(p) && p[pi] == '*':
-			star, mark = pi, si
-			pi++
-		case star >= 0:
-			pi = star + 1
-			mark++
-			si = mark
-		default:
-			return false
-		}
-	}
-	for pi < len(p) && p[pi] == '*' {
-		pi++
-	}
-	return pi == len(p)
-}
-
-// hasWildcard reports whether s uses glob syntax.
-func hasWildcard(s string) bool { return strings.ContainsAny(s, "*?{") }
+// glob and hasWildcard are ktypes.Glob and ktypes.HasWildcard (bpftrace's
+// wildcards), shared with the USDT note reader.
+var (
+	glob        = ktypes.Glob
+	hasWildcard = ktypes.HasWildcard
+)

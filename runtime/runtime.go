@@ -89,6 +89,9 @@ type Options struct {
 	// Command (-c) is started stopped, traced, and tracing finishes when it
 	// exits. Argv[0] is resolved through $PATH.
 	Command []string
+	// CommandEnv is the Command's environment ("NAME=value"; the command
+	// line passes its own, as bpftrace's child inherits bpftrace's).
+	CommandEnv []string
 	// MaxProbes caps the number of attached probes (0: DefaultMaxProbes).
 	MaxProbes int
 	// NotifyAttached prints NotifyAttachedEnv's name on Stderr once every

@@ -53,6 +53,16 @@ type session struct {
 	// keep the user waiting; records read later are dropped and counted.
 	dropAfter atomic.Int64
 	dropped   uint64
+
+	// What the phases of run hand on (see run).
+	env        *Env
+	child      *childProc                   // -c, nil without
+	rd         *ringbuf.Reader              // nil: the script prints nothing
+	exitCh     chan struct{}                // closed by the reader at exit()
+	readerDone chan error                   // the reader's end
+	sigs       <-chan os.Signal             // SIGINT/SIGTERM, once caught
+	holder     interface{ Release() error } // BEGIN's output held (0.26), nil if not
+	cleanups   []func() error               // run's cleanups, in the order added
 }
 
 // interruptGrace is how long the reader may keep printing queued records
@@ -75,8 +85,74 @@ func newSession(spec *compiler.Spec, opts Options) (*session, error) {
 	return &session{spec: spec, opts: opts}, nil
 }
 
+// run is a script's life, phase by phase: load, (or a dry run's report),
+// prepare the attach (the -c child, the probe plan), start the reader,
+// BEGIN, attach, wait for a stop condition, then detach, END and the exit
+// report. Each phase leaves its cleanups on s.cleanups; they run, last
+// first, on every return, before the maps and programs close.
 func (s *session) run(ctx context.Context) (err error) {
 	timing.mark("before-run")
+	defer func() {
+		if uerr := s.unwind(); uerr != nil && err == nil {
+			err = uerr
+		}
+		if s.l == nil {
+			return // nothing was loaded
+		}
+		if cerr := s.l.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("detach: %w", cerr)
+		}
+		timing.mark("close")
+	}()
+	if err := s.load(); err != nil {
+		return err
+	}
+	if s.opts.DryRun {
+		s.reportUnattachable()
+		return nil
+	}
+	if err := s.prepare(); err != nil {
+		return err
+	}
+	if err := s.startReader(); err != nil {
+		return err
+	}
+	if err := s.begin(); err != nil {
+		return err
+	}
+	if err := s.attach(); err != nil {
+		return err
+	}
+	if err := s.wait(ctx); err != nil {
+		return err
+	}
+	return s.end()
+}
+
+// later adds a cleanup for run to do on its way out.
+func (s *session) later(f func()) {
+	s.cleanups = append(s.cleanups, func() error { f(); return nil })
+}
+
+// laterErr adds a cleanup whose error is run's when run had none.
+func (s *session) laterErr(f func() error) { s.cleanups = append(s.cleanups, f) }
+
+// unwind runs the cleanups, last added first, and returns the first error.
+func (s *session) unwind() error {
+	var first error
+	for i := len(s.cleanups) - 1; i >= 0; i-- {
+		if err := s.cleanups[i](); err != nil && first == nil {
+			first = err
+		}
+	}
+	s.cleanups = nil
+	return first
+}
+
+// load creates the maps and programs (the verifier's full log on stderr
+// with -v when it refuses one), writes the values programs read at start,
+// and hands the loaded objects to OnLoad.
+func (s *session) load() error {
 	l, err := LoadWith(s.spec, LoadOptions{VerifyOnly: s.opts.DryRun, NoFeature: s.opts.NoFeature, RingBufPages: s.opts.RingBufPages, StackMapEntries: s.opts.StackMapEntries})
 	if err != nil {
 		var ve *VerifierError
@@ -87,12 +163,6 @@ func (s *session) run(ctx context.Context) (err error) {
 	}
 	s.l = l
 	timing.mark("load")
-	defer func() {
-		if cerr := l.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("detach: %w", cerr)
-		}
-		timing.mark("close")
-	}()
 	if err := l.writeStart(); err != nil {
 		return err
 	}
@@ -105,29 +175,40 @@ func (s *session) run(ctx context.Context) (err error) {
 	if s.opts.Verbose {
 		s.reportPrograms()
 	}
-	if s.opts.DryRun {
-		var names []string
-		for _, e := range l.Unattachable {
-			name := "program"
-			var pe *ProbeError
-			if errors.As(e, &pe) && pe.AP != nil {
-				name = pe.AP.Raw
-			}
-			names = append(names, name)
-		}
-		if len(names) > 0 {
-			// One line however many functions a wildcard expanded to.
-			if len(names) == 1 {
-				fmt.Fprintf(s.opts.Stderr, "WARNING: %s: %v; it passed the verifier loaded as a kprobe-type program instead, and cannot attach here\n", names[0], errNoTrampoline)
-			} else {
-				fmt.Fprintf(s.opts.Stderr, "WARNING: %d programs (%s, ...): %v; they passed the verifier loaded as kprobe-type programs instead, and cannot attach here\n", len(names), names[0], errNoTrampoline)
-			}
-		}
-		return nil
-	}
+	return nil
+}
 
+// reportUnattachable warns, after a dry run, of the programs that passed
+// the verifier only loaded another way (fentry/fexit as kprobes).
+func (s *session) reportUnattachable() {
+	var names []string
+	for _, e := range s.l.Unattachable {
+		name := "program"
+		var pe *ProbeError
+		if errors.As(e, &pe) && pe.AP != nil {
+			name = pe.AP.Raw
+		}
+		names = append(names, name)
+	}
+	if len(names) > 0 {
+		// One line however many functions a wildcard expanded to.
+		if len(names) == 1 {
+			fmt.Fprintf(s.opts.Stderr, "WARNING: %s: %v; it passed the verifier loaded as a kprobe-type program instead, and cannot attach here\n", names[0], errNoTrampoline)
+		} else {
+			fmt.Fprintf(s.opts.Stderr, "WARNING: %d programs (%s, ...): %v; they passed the verifier loaded as kprobe-type programs instead, and cannot attach here\n", len(names), names[0], errNoTrampoline)
+		}
+	}
+}
+
+// prepare sets up what attaching needs: the providers' Env, -v's run
+// statistics, the -p process checked, the -c child started stopped, and
+// the plan of probes (the wildcards expanded); 0.17 says "Attaching N
+// probes..." here.
+func (s *session) prepare() error {
+	l := s.l
 	env := &Env{PID: s.opts.PID, Warn: func(msg string) { fmt.Fprintf(s.opts.Stderr, "WARNING: %s\n", msg) },
 		Progress: s.opts.Stderr, Verbose: s.opts.Verbose, Stderr: s.opts.Stderr, MissingProbes: s.opts.MissingProbes}
+	s.env = env
 	if s.opts.Compat.Legacy() {
 		env.MissingProbes = "legacy"
 	}
@@ -139,7 +220,7 @@ func (s *session) run(ctx context.Context) (err error) {
 		if c, err := enableStats(); err != nil {
 			fmt.Fprintf(s.opts.Stderr, "WARNING: %v\n", err)
 		} else {
-			defer c.Close()
+			s.later(func() { c.Close() })
 		}
 	}
 	if env.PID > 0 {
@@ -147,17 +228,16 @@ func (s *session) run(ctx context.Context) (err error) {
 			return fmt.Errorf("ERROR: pid '%d' does not exist", env.PID)
 		}
 	}
-	var child *childProc
 	if len(s.opts.Command) > 0 {
 		// The child stays stopped at its first instruction until every
 		// probe is attached; its thread must stay ours until released.
-		unlock := lockThread()
-		defer unlock()
-		child, err = startStopped(s.opts.Command)
+		s.later(lockThread())
+		child, err := startStopped(s.opts.Command, s.opts.CommandEnv)
 		if err != nil {
 			return err
 		}
-		defer child.kill()
+		s.child = child
+		s.later(child.kill)
 		env.PID, env.Command = child.pid, child.path
 		if err := l.writeCpid(child.pid); err != nil {
 			return err
@@ -179,47 +259,56 @@ func (s *session) run(ctx context.Context) (err error) {
 	if f, ok := s.opts.Stdout.(interface{ Flush() error }); ok {
 		f.Flush() // before BEGIN's output
 	}
+	return nil
+}
 
-	// The reader runs before BEGIN so BEGIN's output prints while the
-	// probes attach.
-	var rd *ringbuf.Reader
-	if m := l.Maps[RingBufMap]; m != nil {
-		if rd, err = ringbuf.NewReader(m); err != nil {
+// startReader starts reading the ring buffer (and watching for lost
+// events) and skboutput()'s packets before BEGIN, so BEGIN's output
+// prints while the probes attach. A failure later must not leave the
+// reader behind: closing the ring buffer (a cleanup) ends it.
+func (s *session) startReader() error {
+	s.exitCh = make(chan struct{})
+	s.readerDone = make(chan error, 1)
+	if m := s.l.Maps[RingBufMap]; m != nil {
+		rd, err := ringbuf.NewReader(m)
+		if err != nil {
 			return fmt.Errorf("open ring buffer: %w", err)
 		}
-		defer rd.Close()
+		s.rd = rd
+		s.later(func() { rd.Close() })
 	}
 	// skboutput()'s pcap files and packet reader (skboutput.go).
-	skb, err := startSkbOutput(l)
+	skb, err := startSkbOutput(s.l)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if serr := skb.stop(); serr != nil && err == nil {
-			err = serr
-		}
-	}()
-	exitCh := make(chan struct{})
-	readerDone := make(chan error, 1)
-	if rd != nil {
-		go func() { readerDone <- s.readLoop(rd, exitCh) }()
-		stopLoss := make(chan struct{})
-		defer close(stopLoss)
-		go s.watchLost(stopLoss)
+	s.laterErr(skb.stop)
+	rd := s.rd
+	if rd == nil {
+		return nil
 	}
-	// A reader error return below must not leave the goroutine behind:
-	// closing the reader (deferred above) ends it.
+	go func() { s.readerDone <- s.readLoop(rd, s.exitCh) }()
+	stopLoss := make(chan struct{})
+	s.later(func() { close(stopLoss) })
+	go s.watchLost(stopLoss)
+	return nil
+}
 
+// begin runs BEGIN before any other probe is attached, as in bpftrace:
+// state it sets (@start = nsecs) predates every event. From 0.26 its
+// output is held until "Attached N probes" prints. --mode bench runs the
+// bench probes next.
+func (s *session) begin() error {
+	l, pl := s.l, s.pl
 	holder, _ := s.opts.Stdout.(interface {
 		Hold()
 		Release() error
 	})
 	if s.opts.Compat.AttachedAfter() && holder != nil {
 		holder.Hold()
-		defer holder.Release() // on failure paths too: what BEGIN printed
+		s.holder = holder
+		s.later(func() { holder.Release() }) // on failure paths too: what BEGIN printed
 	}
-	// BEGIN runs before any other probe is attached, as in bpftrace: state
-	// it sets (@start = nsecs) predates every event.
 	if err := l.RunBegin(pl); err != nil {
 		return err
 	}
@@ -238,24 +327,31 @@ func (s *session) run(ctx context.Context) (err error) {
 			}
 		}
 	}
+	return nil
+}
 
+// attach catches SIGINT/SIGTERM (and SIGUSR1), attaches every probe,
+// says so ("Attached N probes", the test runner's notify line, BEGIN's
+// held output), runs the iterators and lets the -c child run.
+func (s *session) attach() error {
+	l, pl := s.l, s.pl
 	// SIGINT/SIGTERM are caught from here on, before the probes attach and
 	// the notify line tells a runner it may interrupt: a signal that came
 	// during the attach or right after that line still runs END and prints.
-	sigs := s.opts.Signals
-	if sigs == nil {
+	s.sigs = s.opts.Signals
+	if s.sigs == nil {
 		ch := make(chan os.Signal, 2)
 		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-		defer signal.Stop(ch)
-		sigs = ch
+		s.later(func() { signal.Stop(ch) })
+		s.sigs = ch
 		// SIGUSR1 too, before the notify line tells a runner it may send it.
 		stop := make(chan struct{})
-		defer close(stop)
+		s.later(func() { close(stop) })
 		s.onSIGUSR1(stop)
 	}
 
 	start := time.Now()
-	if err := l.Attach(pl, env); err != nil {
+	if err := l.Attach(pl, s.env); err != nil {
 		return err
 	}
 	timing.mark("attach")
@@ -276,8 +372,8 @@ func (s *session) run(ctx context.Context) (err error) {
 			return err
 		}
 		notify()
-		if holder != nil {
-			if err := holder.Release(); err != nil {
+		if s.holder != nil {
+			if err := s.holder.Release(); err != nil {
 				return fmt.Errorf("write output: %w", err)
 			}
 		}
@@ -292,20 +388,29 @@ func (s *session) run(ctx context.Context) (err error) {
 	if err := l.RunIters(s.iterOutput); err != nil {
 		return err
 	}
-
-	var childDone <-chan struct{}
-	if child != nil {
-		if err := child.release(); err != nil {
+	if s.child != nil {
+		if err := s.child.release(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// wait reads events until the first stop condition: exit(), a reader
+// error, the context, a signal, the -c child or -p process ending, or a
+// timeout (at once when nothing can fire any more). The probes then go
+// quiet and the reader catches up.
+func (s *session) wait(ctx context.Context) error {
+	l, pl, rd, child := s.l, s.pl, s.rd, s.child
+	var childDone <-chan struct{}
+	if child != nil {
 		childDone = child.done
 	}
-
 	// Stop conditions (sigs is registered before attaching).
 	var pidDone <-chan struct{}
 	if s.opts.PID > 0 {
 		stop := make(chan struct{})
-		defer close(stop)
+		s.later(func() { close(stop) })
 		pidDone = watchPID(s.opts.PID, stop)
 	}
 	var timeout <-chan time.Time
@@ -320,7 +425,7 @@ func (s *session) run(ctx context.Context) (err error) {
 	}
 	if s.opts.Timeout > 0 && timeout == nil {
 		t := time.NewTimer(s.opts.Timeout)
-		defer t.Stop()
+		s.later(func() { t.Stop() })
 		timeout = t.C
 	}
 
@@ -336,20 +441,20 @@ func (s *session) run(ctx context.Context) (err error) {
 			return
 		}
 		rd.Flush() // hand out what is there, then stop
-		if e := <-readerDone; e != nil && loopErr == nil {
+		if e := <-s.readerDone; e != nil && loopErr == nil {
 			loopErr = e
 		}
 	}
 	select {
-	case <-exitCh:
-		if e := <-readerDone; e != nil {
+	case <-s.exitCh:
+		if e := <-s.readerDone; e != nil {
 			loopErr = e
 		}
-	case e := <-readerDone:
+	case e := <-s.readerDone:
 		loopErr = e
 	case <-ctx.Done():
 		stopReader()
-	case <-sigs:
+	case <-s.sigs:
 		timing.reset()
 		s.dropAfter.Store(time.Now().Add(interruptGrace).UnixNano())
 		stopReader()
@@ -361,13 +466,14 @@ func (s *session) run(ctx context.Context) (err error) {
 		stopReader()
 	}
 	timing.mark("stop-reader")
-	if loopErr != nil {
-		return loopErr
-	}
+	return loopErr
+}
 
-	// Stop and detach first so no more events arrive, then END, then the
-	// maps. Many slow perf-event attachments finish detaching in the
-	// background (detach.go).
+// end stops and detaches first so no more events arrive (slow perf-event
+// attachments finish detaching in the background, detach.go), then runs
+// END, prints what is left and the maps, and says how the script exited.
+func (s *session) end() error {
+	l, pl, rd := s.l, s.pl, s.rd
 	if s.opts.Verbose {
 		if err := l.Stop(); err == nil {
 			if st, err := l.Stats(pl); err == nil {
@@ -400,7 +506,7 @@ func (s *session) run(ctx context.Context) (err error) {
 		}
 	}
 	timing.mark("drain")
-	if err = s.finish(); err != nil {
+	if err := s.finish(); err != nil {
 		return err
 	}
 	timing.mark("finish")

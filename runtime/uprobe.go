@@ -4,13 +4,14 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"github.com/gotrace/gotrace/ktypes"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/gotrace/gotrace/ktypes"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/features"
@@ -52,7 +53,7 @@ type elfFunc struct {
 	global bool
 }
 
-var elfCache, progCache sync.Map // path → []elfFunc, []elf.ProgHeader
+var elfCache sync.Map // path → []elfFunc
 
 // elfFuncs lists the defined function symbols of path (symtab and dynsym),
 // one per name, sorted by name.
@@ -62,7 +63,7 @@ func elfFuncs(path string) ([]elfFunc, error) {
 	}
 	f, err := elf.Open(path)
 	if err != nil {
-		return nil, elfOpenError(path, err)
+		return nil, ktypes.ELFOpenError(path, err)
 	}
 	defer f.Close()
 	seen := map[string]elfFunc{}
@@ -116,31 +117,6 @@ func elfFuncs(path string) ([]elfFunc, error) {
 	return out, nil
 }
 
-// fileOffset converts a virtual address of path into the file offset a
-// uprobe needs.
-func fileOffset(path string, vaddr uint64) (uint64, error) {
-	var progs []elf.ProgHeader
-	if v, ok := progCache.Load(path); ok {
-		progs = v.([]elf.ProgHeader)
-	} else {
-		f, err := elf.Open(path)
-		if err != nil {
-			return 0, elfOpenError(path, err)
-		}
-		for _, p := range f.Progs {
-			progs = append(progs, p.ProgHeader)
-		}
-		f.Close()
-		progCache.Store(path, progs)
-	}
-	for _, p := range progs {
-		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && vaddr >= p.Vaddr && vaddr < p.Vaddr+p.Memsz {
-			return vaddr - p.Vaddr + p.Off, nil
-		}
-	}
-	return 0, fmt.Errorf("address 0x%x is not in an executable segment of %s", vaddr, path)
-}
-
 func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
 	if ap.Lang != "" {
 		return nil, fmt.Errorf("%s: language-specific probes (%s) are not supported", u.kind(), ap.Lang)
@@ -164,10 +140,10 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 			return nil, merr
 		}
 		for _, m := range mapped {
-			paths, shown = append(paths, mappedPath(pid, m)), append(shown, m)
+			paths, shown = append(paths, ktypes.MappedPath(pid, m)), append(shown, m)
 		}
 	case hasWildcard(ap.Target) && strings.Contains(ap.Target, "/"):
-		shown, err = shownGlob(ap.Target)
+		shown, err = ktypes.ShownGlob(ap.Target)
 		for _, m := range shown {
 			abs, aerr := filepath.Abs(m)
 			if aerr != nil {
@@ -180,7 +156,7 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 			p string
 			n int
 		)
-		p, n, err = resolveBinaryAll(ap.Target, env.lookupPID())
+		p, n, err = ktypes.ResolveBinaryAll(ap.Target, env.lookupPID())
 		paths = []string{p}
 		// A path prints as written (bpftrace 0.26's probe builtin), a
 		// library name as the file it resolved to.
@@ -209,7 +185,7 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 				loc += fmt.Sprintf(":%d", ap.Col)
 			}
 			for _, a := range addrs {
-				off, err := fileOffset(path, a)
+				off, err := ktypes.FileOffset(path, a)
 				if err != nil {
 					return nil, err
 				}
@@ -218,7 +194,7 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 			continue
 		}
 		if ap.HasAddr {
-			off, err := fileOffset(path, ap.Address)
+			off, err := ktypes.FileOffset(path, ap.Address)
 			if err != nil {
 				// bpftrace's words, without a source position.
 				return nil, &bareError{fmt.Sprintf("Could not resolve address: %s:0x%x", ap.Target, ap.Address), err}
@@ -270,7 +246,7 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 			if ap.Offset > 0 {
 				full += fmt.Sprintf("+%d", ap.Offset)
 			}
-			off, err := fileOffset(path, fn.addr+uint64(ap.Offset))
+			off, err := ktypes.FileOffset(path, fn.addr+uint64(ap.Offset))
 			if err != nil {
 				return nil, err
 			}
@@ -290,7 +266,7 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 		// Wildcards: one probe per address (aliases would fire twice),
 		// named by the symbol wildcardFuncs picks among the aliases.
 		for _, f := range wildcardFuncs(funcs, ap.Func) {
-			off, err := fileOffset(path, f.addr)
+			off, err := ktypes.FileOffset(path, f.addr)
 			if err != nil {
 				continue // not in an executable segment: not code
 			}
@@ -371,31 +347,6 @@ type bareError struct {
 
 func (e *bareError) Error() string { return e.msg }
 func (e *bareError) Unwrap() error { return e.err }
-
-func globFiles(pattern string) ([]string, error) {
-	// filepath.Glob knows * and ?; expand {a,b} first.
-	pats := []string{pattern}
-	if i := strings.IndexByte(pattern, '{'); i >= 0 {
-		if j := strings.IndexByte(pattern[i:], '}'); j > 0 {
-			pats = nil
-			for _, a := range strings.Split(pattern[i+1:i+j], ",") {
-				pats = append(pats, pattern[:i]+a+pattern[i+j+1:])
-			}
-		}
-	}
-	var out []string
-	for _, p := range pats {
-		m, err := filepath.Glob(p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m...)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no files match %s", pattern)
-	}
-	return out, nil
-}
 
 // wantsMulti reports whether a program's attach points are best served by
 // uprobe_multi links (many probes on one binary), which needs the program
@@ -609,15 +560,4 @@ func refusedInsn(insn []byte) bool {
 		return c == 0xc4 || c == 0xc5 // VEX (EVEX, 0x62, it accepts)
 	}
 	return false
-}
-
-// elfOpenError explains why path could not be read as ELF: a file that is
-// not ELF at all (a script, a text file, an empty file) is named as such,
-// rather than by the ELF reader's "EOF" or "bad magic number".
-func elfOpenError(path string, err error) error {
-	var fe *elf.FormatError
-	if errors.As(err, &fe) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%s is not an ELF file (uprobes and usdt probes need an executable or a shared library)", path)
-	}
-	return fmt.Errorf("read ELF %s: %w", path, err)
 }

@@ -4,12 +4,13 @@ import (
 	"encoding/binary"
 	"os"
 	"os/exec"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gotrace/gotrace/ktypes"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -18,42 +19,6 @@ import (
 	"github.com/gotrace/gotrace/internal/testkit"
 	"github.com/gotrace/gotrace/lang"
 )
-
-func TestParseUSDTArgs(t *testing.T) {
-	for _, tc := range []struct {
-		spec string
-		want USDTArg
-	}{
-		{"-4@%edi", USDTArg{Size: 4, Signed: true, Kind: USDTReg, Reg: "di", RegOffset: 112}},
-		{"8@%r13", USDTArg{Size: 8, Kind: USDTReg, Reg: "r13", RegOffset: 16}},
-		{"-4@%r15d", USDTArg{Size: 4, Signed: true, Kind: USDTReg, Reg: "r15", RegOffset: 0}},
-		{"1@%al", USDTArg{Size: 1, Kind: USDTReg, Reg: "ax", RegOffset: 80}},
-		{"%rax", USDTArg{Size: 8, Kind: USDTReg, Reg: "ax", RegOffset: 80}},
-		{"-4@$5", USDTArg{Size: 4, Signed: true, Kind: USDTConst, Value: 5}},
-		{"-8@$-42", USDTArg{Size: 8, Signed: true, Kind: USDTConst, Value: -42}},
-		{"8@-16(%rbp)", USDTArg{Size: 8, Kind: USDTMem, Reg: "bp", RegOffset: 32, Offset: -16}},
-		{"4@(%rsp)", USDTArg{Size: 4, Kind: USDTMem, Reg: "sp", RegOffset: 152}},
-		{"8@(%rax,%rdx,8)", USDTArg{Size: 8, Kind: USDTMem, Reg: "ax", RegOffset: 80, Index: "dx", IndexOffset: 96, Scale: 8}},
-		{"2@0x10(%r8,%r9)", USDTArg{Size: 2, Kind: USDTMem, Reg: "r8", RegOffset: 72, Offset: 16, Index: "r9", IndexOffset: 64, Scale: 1}},
-		{"-8@usdt_global(%rip)", USDTArg{Size: 8, Signed: true, Kind: USDTMem, Reg: "ip", RegOffset: 128, Symbol: "usdt_global"}},
-		{"8@tab+8(%rip)", USDTArg{Size: 8, Kind: USDTMem, Reg: "ip", RegOffset: 128, Symbol: "tab", Offset: 8}},
-	} {
-		got, err := ParseUSDTArgs(tc.spec)
-		if err != nil {
-			t.Errorf("%s: %v", tc.spec, err)
-			continue
-		}
-		tc.want.Spec = tc.spec
-		if len(got) != 1 || !reflect.DeepEqual(got[0], tc.want) {
-			t.Errorf("%s:\n got %+v\nwant %+v", tc.spec, got, tc.want)
-		}
-	}
-	for _, bad := range []string{"3@%rax", "x@%rax", "8@%xyz", "8@$zz", "8@(%rax", "8@(%rax,%rbx,3)", "8@()"} {
-		if _, err := ParseUSDTArgs(bad); err == nil {
-			t.Errorf("%s: no error", bad)
-		}
-	}
-}
 
 // readelfNotes parses `readelf -n` for an independent view of the notes.
 func readelfNotes(t *testing.T, path string) map[string][3]string {
@@ -72,7 +37,7 @@ func readelfNotes(t *testing.T, path string) map[string][3]string {
 func TestUSDTProbesOfHelper(t *testing.T) {
 	testkit.Require(t, testkit.SDT)
 	bin := testkit.Helper(t, "usdt")
-	probes, err := USDTProbes(bin, 0)
+	probes, err := ktypes.USDTProbes(bin, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,15 +83,15 @@ func TestUSDTProbesOfHelper(t *testing.T) {
 		t.Errorf("probes = %s", got)
 	}
 	fixed := probes[0].Args()
-	if len(fixed) != 3 || fixed[0].Kind != USDTConst || fixed[0].Value != -42 || !fixed[0].Signed ||
-		fixed[1].Size != 1 || fixed[1].Signed || fixed[2].Kind != USDTReg {
+	if len(fixed) != 3 || fixed[0].Kind != ktypes.USDTConst || fixed[0].Value != -42 || !fixed[0].Signed ||
+		fixed[1].Size != 1 || fixed[1].Signed || fixed[2].Kind != ktypes.USDTReg {
 		t.Errorf("fixed args = %+v", fixed)
 	}
 }
 
 // usdtProgram counts hits in m_count[0] and, when memOff is set, stores
 // the 8 bytes at ip+memOff (a %rip-relative argument) in m_count[1].
-func usdtProgram(memArg *USDTArg) asm.Instructions {
+func usdtProgram(memArg *ktypes.USDTArg) asm.Instructions {
 	insns := asm.Instructions{asm.Mov.Reg(asm.R6, asm.R1)}
 	if memArg != nil {
 		insns = append(insns,
@@ -158,11 +123,11 @@ func TestUSDTAttach(t *testing.T) {
 	requireBPF(t)
 	testkit.Require(t, testkit.SDT)
 	bin := testkit.Helper(t, "usdt")
-	probes, err := USDTProbes(bin, 0)
+	probes, err := ktypes.USDTProbes(bin, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var memArg *USDTArg
+	var memArg *ktypes.USDTArg
 	for _, p := range probes {
 		if p.Name == "memarg" {
 			a := p.Args()[0]

@@ -6,6 +6,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/gotrace/gotrace/compat"
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 )
@@ -116,7 +117,7 @@ type Gen interface {
 	Kfunc(builtin, name string) (asm.Instruction, error)
 	// USDTSites are the sites of the usdt probe being compiled, with
 	// their decoded argument specs.
-	USDTSites() ([]USDTSite, error)
+	USDTSites() ([]ktypes.USDTSite, error)
 	// Host describes the machine and tracer the program is compiled for
 	// (the compiler's options; cmd/gotrace reads them).
 	Host() Host

@@ -4,44 +4,13 @@ import (
 	"fmt"
 
 	"github.com/cilium/ebpf/asm"
+
+	"github.com/gotrace/gotrace/ktypes"
 )
 
 // USDT arguments: argN of a usdt probe is read where the probe's note says
 // (a constant, a register, or memory addressed by registers), decided at
 // compile time from the sites of the probe.
-
-// USDTArgKind is where a USDT argument's value is.
-type USDTArgKind uint8
-
-const (
-	USDTConst USDTArgKind = iota // Value
-	USDTReg                      // the register at RegOffset in pt_regs
-	USDTMem                      // Size bytes of user memory at base + index*scale + offset
-)
-
-// USDTArg is one decoded argument spec ("-4@%edi", "8@-16(%rbp)", "$5").
-type USDTArg struct {
-	Kind   USDTArgKind
-	Size   int  // 1, 2, 4 or 8
-	Signed bool // sign-extend from Size
-	Value  int64
-	// RegOffset is the pt_regs offset of the (base) register, -1 if none.
-	RegOffset int
-	// IPRelative: the base is the probe's address (regs->ip), Offset is
-	// relative to it.
-	IPRelative bool
-	Offset     int64
-	// IndexOffset is the pt_regs offset of the index register, -1 if none.
-	IndexOffset int
-	Scale       int
-}
-
-// USDTSite is one place a probe fires at: its link-time address and its
-// arguments.
-type USDTSite struct {
-	PC   uint64
-	Args []USDTArg
-}
 
 // pageMask selects an address's offset in its page: the same at link time
 // and at run time (binaries are mapped page-aligned), so sites of a probe
@@ -58,21 +27,25 @@ func genUSDTArg(g Gen, name string, n int) error {
 		return fmt.Errorf("%s: the usdt probe's sites are unknown", name)
 	}
 	// Group the sites by how they pass argument n.
-	var specs []USDTArg
+	var specs []ktypes.USDTArg
 	byPage := map[uint64]int{}
 	for _, s := range sites {
 		if n >= len(s.Args) {
 			return &UserError{Msg: fmt.Sprintf("%s: the usdt probe has only %d arguments", name, len(s.Args))}
 		}
+		// Sites whose argument is read alike share one read: the spec's
+		// text and the symbol it names do not matter.
+		a := s.Args[n]
+		a.Spec, a.Symbol = "", ""
 		idx := -1
 		for i, sp := range specs {
-			if sp == s.Args[n] {
+			if sp == a {
 				idx = i
 			}
 		}
 		if idx < 0 {
 			idx = len(specs)
-			specs = append(specs, s.Args[n])
+			specs = append(specs, a)
 		}
 		page := s.PC & pageMask
 		if j, ok := byPage[page]; ok && j != idx {
@@ -108,9 +81,9 @@ func genUSDTArg(g Gen, name string, n int) error {
 }
 
 // emitUSDTRead emits R0 = the argument a says, extended to 64 bits.
-func emitUSDTRead(g Gen, a USDTArg) error {
+func emitUSDTRead(g Gen, a ktypes.USDTArg) error {
 	switch a.Kind {
-	case USDTConst:
+	case ktypes.USDTConst:
 		// The constant as the spec's size and signedness read it
 		// (1@$-56 is an unsigned char: 200).
 		v := a.Value
@@ -128,29 +101,30 @@ func emitUSDTRead(g Gen, a USDTArg) error {
 			g.Emit(asm.LoadImm(asm.R0, v, asm.DWord))
 		}
 		return nil
-	case USDTReg:
-		if a.RegOffset < 0 {
+	case ktypes.USDTReg:
+		if a.Reg == "" {
 			return fmt.Errorf("usdt argument in a register without a register")
 		}
 		g.LoadCtx(asm.R1)
 		g.Emit(asm.LoadMem(asm.R0, asm.R1, int16(a.RegOffset), asm.DWord))
 		extendR0(g, a.Size, a.Signed)
 		return nil
-	case USDTMem:
+	case ktypes.USDTMem:
 		tmp, err := g.StackTemp(8)
 		if err != nil {
 			return err
 		}
 		g.LoadCtx(asm.R1)
 		switch {
-		case a.IPRelative:
+		case a.Reg == "ip":
+			// %rip-relative: Offset is from the probe's address.
 			g.Emit(asm.LoadMem(asm.R3, asm.R1, regsIP, asm.DWord))
-		case a.RegOffset >= 0:
+		case a.Reg != "":
 			g.Emit(asm.LoadMem(asm.R3, asm.R1, int16(a.RegOffset), asm.DWord))
 		default:
 			g.Emit(asm.Mov.Imm(asm.R3, 0))
 		}
-		if a.IndexOffset >= 0 {
+		if a.Index != "" {
 			g.Emit(asm.LoadMem(asm.R2, asm.R1, int16(a.IndexOffset), asm.DWord))
 			if a.Scale > 1 {
 				g.Emit(asm.Mul.Imm(asm.R2, int32(a.Scale)))

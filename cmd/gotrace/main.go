@@ -6,21 +6,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gotrace/gotrace/ktypes"
 	"io"
 	"os"
 	goruntime "runtime"
 	"runtime/debug"
 	"strings"
 
+	"github.com/gotrace/gotrace/ktypes"
+
 	"github.com/gotrace/gotrace"
 	cfg "github.com/gotrace/gotrace/config"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
 	"github.com/gotrace/gotrace/runtime"
-	"github.com/gotrace/gotrace/runtime/metrics"
-	"github.com/gotrace/gotrace/runtime/output"
-	"github.com/gotrace/gotrace/runtime/sym"
 	"github.com/gotrace/gotrace/stdlib"
 )
 
@@ -44,13 +42,6 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// symOptions are the symbolizer's options from the resolved settings:
-// config = { cpp_demangle = 0 } or (GOTRACE|BPFTRACE)_NO_CPP_DEMANGLE=1
-// print C++ names as the binary holds them.
-func symOptions(s *cfg.Settings) sym.Options {
-	return sym.Options{NoDemangle: s != nil && !s.Bool("cpp_demangle")}
-}
-
 // hasEnv reports whether the environment sets name (to anything). The
 // command is the one place that reads the environment; libraries get
 // options.
@@ -72,7 +63,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	// The environment is read here only: the libraries get it as options.
-	runtime.SetSearchPath(os.Getenv("PATH"))                       // uprobe targets named without a path
+	ktypes.SetSearchPath(os.Getenv("PATH"))                        // uprobe targets named without a path
 	ktypes.SetDebuginfodCaches(ktypes.DebuginfodCaches(os.Getenv)) // separate debug files by build ID
 	c, err := parseArgs(args)
 	if err == nil {
@@ -210,94 +201,45 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return 0
 	}
 
-	out, err := runtime.OpenOutput(c.output, buffering(c.buffering))
-	if err != nil {
-		fmt.Fprintf(stderr, "%v\n", err)
-		return 1
-	}
-	defer out.Close()
-	format, _ := output.ParseFormat(c.format) // checked by parseArgs
-	syms := sym.New(symOptions(compiled.Settings))
-	// bpftrace 0.26: user stack frames show file:line and inlined calls.
-	syms.SetDebugInfo(!c.compat.Legacy() && (compiled.Settings == nil || compiled.Settings.Bool("show_debug_info")))
-	printer := runtime.NewTextPrinter(out, format, syms, compiled.Spec)
-	printer.Unsafe = c.unsafe
-	printer.NoWarnings = c.noWarnings
-	printer.P.Compat = c.compat
-	printer.P.DummyClock = hasEnv("BPFTRACE_DUMMY_TS_MAP")
-	printer.P.Notices = stderr
-	printer.CatMax = set.catBytesMax
-	if c.output != "" {
-		printer.P.ExitGap = stdout // as bpftrace: not into the file
-	}
-	if c.flamegraph != "" {
-		// Fail now, not after tracing, when the file cannot be written.
-		f, err := os.OpenFile(c.flamegraph, os.O_WRONLY|os.O_CREATE, 0o644)
-		if err != nil {
-			fmt.Fprintf(stderr, "ERROR: --flamegraph: %v\n", err)
-			return 1
-		}
-		f.Close()
-		printer.P.FlameGraph = c.flamegraph
-		printer.P.FlameTitle = "gotrace " + flameTitle(c)
-	}
-	opts := runtime.Options{
+	ropts := gotrace.RunOptions{
+		Output:     c.output,
+		Buffering:  buffering(c.buffering),
+		Format:     c.format,
+		Stdout:     stdout,
+		Stderr:     stderr,
+		Quiet:      c.quiet,
+		Verbose:    c.verbose,
+		NoWarnings: c.noWarnings,
+		Unsafe:     c.unsafe,
+		DryRun:     c.dryRun,
+		PID:        c.pid,
+		Compat:     c.compat,
+		NoFeature:  c.noFeature,
+		Mode:       c.mode,
+
 		MaxProbes:       set.maxProbes,
 		RingBufPages:    set.perfRBPages,
 		StackMapEntries: set.stackMapEntries,
+		CatBytesMax:     set.catBytesMax,
 
-		Printer:   printer,
-		Stdout:    out,
-		Stderr:    stderr,
-		Quiet:     c.quiet,
-		Verbose:   c.verbose,
-		PID:       c.pid,
-		DryRun:    c.dryRun,
-		Unsafe:    c.unsafe,
-		Compat:    c.compat,
-		NoFeature: c.noFeature,
 		// bpftrace's test runner learns from this line that tracing began.
 		NotifyAttached: hasEnv(runtime.NotifyAttachedEnv),
-		Mode:           c.mode,
-		// config = { print_maps_on_exit = 0 } (or its variable).
-		NoExitMaps: compiled.Settings != nil && !compiled.Settings.Bool("print_maps_on_exit"),
-		// config = { missing_probes = "warn" } (or BPFTRACE_MISSING_PROBES).
-		MissingProbes: settingOr(compiled.Settings, "missing_probes"),
-		OnLoad: func(l *runtime.Loaded) {
-			// One STACK_TRACE map per (kernel/user, frame limit): stack_k,
-			// stack_u, stack_k_N, stack_u_N (compiler/ABI.md).
-			for _, m := range l.Spec.Maps {
-				if m.User == nil && strings.HasPrefix(m.Name, "stack_") {
-					syms.SetStackMap(m.Name, l.Maps[m.Name])
-				}
-			}
-			// Programs just loaded have kallsyms names (bpf_prog_...): drop an
-			// index read before (kaddr, listing) so kstacks through them resolve.
-			syms.RefreshKernel()
-		},
+		DummyClock:     hasEnv("BPFTRACE_DUMMY_TS_MAP"),
+		Metrics:        c.metrics,
 	}
-	if c.metrics != "" {
-		// --metrics: serve the maps to Prometheus while the script runs.
-		ms, err := metrics.Listen(c.metrics)
-		if err != nil {
-			fmt.Fprintf(stderr, "ERROR: --metrics: %v\n", err)
-			return 1
-		}
-		defer ms.Close()
-		fmt.Fprintf(stderr, "Serving metrics on %s\n", ms.URL())
-		onLoad := opts.OnLoad
-		opts.OnLoad = func(l *runtime.Loaded) {
-			onLoad(l)
-			if err := ms.Attach(l); err != nil {
-				fmt.Fprintf(stderr, "WARNING: %v\n", err)
-			}
-		}
+	if c.flamegraph != "" {
+		ropts.FlameGraph, ropts.FlameTitle = c.flamegraph, "gotrace "+flameTitle(c)
 	}
 	if c.cmd != "" {
-		opts.Command = strings.Fields(c.cmd)
+		argv, err := splitCommand(c.cmd, c.compat)
+		if err != nil {
+			fmt.Fprintf(stderr, "ERROR: -c: %v\n", err)
+			return 1
+		}
+		// The command inherits our environment, as bpftrace's child does.
+		ropts.Command, ropts.CommandEnv = argv, os.Environ()
 	}
-	if err := runtime.Run(context.Background(), compiled.Spec, opts); err != nil {
-		out.Flush()
+	if err := gotrace.Run(context.Background(), compiled, ropts); err != nil {
 		var ec *runtime.ExitCode
 		if errors.As(err, &ec) {
 			// exit(code): the status is the code's low byte, as exit(3).
@@ -479,14 +421,6 @@ func helperCheckLevel(c *config) int {
 	return c.helperCheck
 }
 
-// settingOr is a setting's value, or "" without settings.
-func settingOr(s *cfg.Settings, name string) string {
-	if s == nil {
-		return ""
-	}
-	return s.Get(name)
-}
-
 // looksLikeFile: a -l pattern with a '.' and no ':' or '*' reads as a
 // file name (bpftrace 0.26 warns when no such file exists).
 func looksLikeFile(pattern string) bool {
@@ -502,51 +436,17 @@ func isFile(name string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// listProgram prints the probes of the script (-l -e PROG, -l FILE): each
-// attach point expanded as -l expands a pattern (with -v, their
-// arguments); probes that name no kernel or user object (BEGIN, END,
-// interval, profile ...) as written.
+// listProgram prints the probes of the script (-l -e PROG, -l FILE), as
+// gotrace.ListProgram lists them.
 func listProgram(c *config, stdin io.Reader, stdout, stderr io.Writer) int {
 	src, err := readScript(c, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
 	}
-	prog, err := lang.ParseWith(src, lang.ParseOptions{Imports: !c.compat.Legacy()})
-	if err != nil {
+	if err := gotrace.ListProgram(stdout, src, runtime.ListOptions{Verbose: c.verbose, PID: c.pid, Compat: c.compat}); err != nil {
 		printError(stderr, err)
 		return 1
-	}
-	for _, p := range prog.Probes {
-		for _, ap := range p.Attach {
-			pattern := ap.Raw
-			switch ap.Provider {
-			case "interval", "profile", "i", "p":
-				// bpftrace 0.26 lists a timer by its unit: interval:ms:.
-				if ap.Unit != "" {
-					kind := ap.Provider
-					if kind == "i" {
-						kind = "interval"
-					} else if kind == "p" {
-						kind = "profile"
-					}
-					fmt.Fprintf(stdout, "%s:%s:\n", kind, ap.Unit)
-					continue
-				}
-				fmt.Fprintln(stdout, ap.Raw)
-				continue
-			case "BEGIN", "END", "begin", "end", "watchpoint", "asyncwatchpoint", "self":
-				fmt.Fprintln(stdout, ap.Raw)
-				continue
-			case "software", "hardware", "s", "h":
-				// The event, not its count: software:cpu:1e6 lists software:cpu:.
-				pattern = ap.Provider + ":" + ap.Func
-			}
-			if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: pattern, Verbose: c.verbose, PID: c.pid, Compat: c.compat}); err != nil {
-				printError(stderr, err)
-				return 1
-			}
-		}
 	}
 	return 0
 }

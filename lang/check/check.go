@@ -2,10 +2,10 @@ package check
 
 import (
 	"fmt"
-	"github.com/gotrace/gotrace/compat"
-	"github.com/gotrace/gotrace/ktypes"
 	"sort"
 	"strings"
+
+	"github.com/gotrace/gotrace/compat"
 
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
@@ -195,18 +195,11 @@ func (c *checker) run() {
 	}
 }
 
-// DeclChecker is an optional Resolver method: the problems of the script's
-// own C declarations, found by laying out every struct it defines (see
-// ktypes.Sources.CheckDecls).
-type DeclChecker interface {
-	CheckDecls() []*ktypes.DeclError
-}
-
 // checkDecls reports the script's C declaration errors, each at the
 // declaration it concerns (the first one when the text does not parse).
 func (c *checker) checkDecls() {
-	dc, ok := c.opts.Resolver.(DeclChecker)
-	if !ok || len(c.prog.Decls) == 0 {
+	dc := c.opts.Resolver
+	if dc == nil || len(c.prog.Decls) == 0 {
 		return
 	}
 	for _, e := range dc.CheckDecls() {

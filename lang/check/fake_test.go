@@ -3,12 +3,13 @@ package check
 import (
 	"fmt"
 
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang/types"
 )
 
 // fakeResolver is a small, fixed type source for tests: a few tracepoints,
 // kernel structs and enums, shaped like the real ones.
-type fakeResolver struct{}
+type fakeResolver struct{ ktypes.Unresolved }
 
 func rec(name string, fields ...types.Field) *types.Type {
 	t := &types.Type{Kind: types.Record, Name: name, Fields: fields}

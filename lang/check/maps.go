@@ -216,19 +216,16 @@ func (c *checker) ProbeArgs(n lang.Node) *types.Type {
 	switch ap.Provider {
 	case "tracepoint":
 		if ap.Wildcard {
-			if lister, ok := c.opts.Resolver.(TracepointLister); ok {
-				var matches [][2]string
-				matches, err = lister.TracepointMatches(ap.Target, ap.Func)
-				if err == nil && len(matches) > 0 {
-					rec, err = c.opts.Resolver.Tracepoint(matches[0][0], matches[0][1])
-					// bpftrace checks args' fields against every match.
-					for _, m := range matches[1:] {
-						if r, merr := c.opts.Resolver.Tracepoint(m[0], m[1]); merr == nil && r != nil {
-							c.argsOthers = append(c.argsOthers, r)
-						}
+			matches, merr := c.opts.Resolver.TracepointMatches(ap.Target, ap.Func)
+			if merr == nil && len(matches) > 0 {
+				rec, err = c.opts.Resolver.Tracepoint(matches[0][0], matches[0][1])
+				// bpftrace checks args' fields against every match.
+				for _, m := range matches[1:] {
+					if r, merr := c.opts.Resolver.Tracepoint(m[0], m[1]); merr == nil && r != nil {
+						c.argsOthers = append(c.argsOthers, r)
 					}
-					break
 				}
+				break
 			}
 		}
 		rec, err = c.opts.Resolver.Tracepoint(ap.Target, ap.Func)
@@ -237,12 +234,7 @@ func (c *checker) ProbeArgs(n lang.Node) *types.Type {
 	case "kfunc", "kretfunc":
 		rec, _, err = c.opts.Resolver.Func(ap.Func)
 	case "uprobe", "uretprobe":
-		if ur, ok := c.opts.Resolver.(UprobeResolver); ok {
-			rec, err = ur.UprobeArgs(ap.Target, ap.Func)
-		} else {
-			c.errAt(n.Span(), "", "Can not resolve args of %s: no debug information for %s", ap.Raw, ap.Target)
-			return types.InvalidType
-		}
+		rec, err = c.opts.Resolver.UprobeArgs(ap.Target, ap.Func)
 	}
 	if err != nil || rec == nil {
 		msg := "not found"
@@ -300,16 +292,4 @@ func (c *checker) ProbeRetval(n lang.Node) *types.Type {
 		}
 	}
 	return c.retType
-}
-
-// TracepointLister is an optional Resolver method: the category/event
-// pairs a wildcard tracepoint pattern matches, in a stable order.
-type TracepointLister interface {
-	TracepointMatches(category, event string) ([][2]string, error)
-}
-
-// UprobeResolver is an optional Resolver method: a user function's
-// arguments (from DWARF or BTF of the binary) as a record.
-type UprobeResolver interface {
-	UprobeArgs(path, function string) (*types.Type, error)
 }

@@ -12,63 +12,6 @@ import (
 	"github.com/gotrace/gotrace/internal/testkit"
 )
 
-func TestParseKallsyms(t *testing.T) {
-	// Out of order (module symbols after the core), data symbols, aliases,
-	// a hidden (zero) address and a malformed line.
-	text := "ffffffff81000000 T _stext\n" +
-		"ffffffff81000000 T startup_64\n" +
-		"ffffffff81000100 t helper\n" +
-		"ffffffff81000200 D some_data\n" +
-		"ffffffff81000300 T vfs_read\n" +
-		"0000000000000000 T hidden\n" +
-		"garbage line\n" +
-		"ffffffffc0001000 t mod_fn\t[mymod]\n" +
-		"ffffffffc0000800 T mod_first\t[mymod]\n" +
-		"ffffffff81000400 r read_only_table"
-	k := ParseKallsyms([]byte(text))
-	if k.Len() != 6 {
-		t.Errorf("Len = %d, want 6 code symbols", k.Len())
-	}
-	for _, tc := range []struct {
-		addr       uint64
-		name, mod  string
-		off        uint64
-		resolvable bool
-	}{
-		{0xffffffff80ffffff, "", "", 0, false},
-		{0xffffffff81000000, "_stext", "", 0, true}, // first alias in file order
-		{0xffffffff81000010, "_stext", "", 0x10, true},
-		{0xffffffff81000100, "helper", "", 0, true},
-		{0xffffffff81000250, "helper", "", 0x150, true}, // data symbol skipped
-		{0xffffffff81000305, "vfs_read", "", 5, true},
-		{0xffffffffc0000900, "mod_first", "mymod", 0x100, true},
-		{0xffffffffc0001001, "mod_fn", "mymod", 1, true},
-	} {
-		name, off, mod, ok := k.Lookup(tc.addr)
-		if ok != tc.resolvable || name != tc.name || off != tc.off || mod != tc.mod {
-			t.Errorf("Lookup(%#x) = %q+%d [%s] %v, want %q+%d [%s] %v", tc.addr, name, off, mod, ok, tc.name, tc.off, tc.mod, tc.resolvable)
-		}
-	}
-	for _, tc := range []struct {
-		name string
-		addr uint64
-		ok   bool
-	}{
-		{"vfs_read", 0xffffffff81000300, true},
-		{"some_data", 0xffffffff81000200, true}, // kaddr takes data symbols
-		{"mod_fn", 0xffffffffc0001000, true},
-		{"mymod:mod_fn", 0xffffffffc0001000, true},
-		{"other:mod_fn", 0, false},
-		{"hidden", 0, false},
-		{"vfs_rea", 0, false},
-	} {
-		addr, ok := k.Addr(tc.name)
-		if addr != tc.addr || ok != tc.ok {
-			t.Errorf("Addr(%q) = %#x %v, want %#x %v", tc.name, addr, ok, tc.addr, tc.ok)
-		}
-	}
-}
-
 // TestKallsymsLive round-trips real kernel symbols: kaddr of a function,
 // then ksym of that address and of an address inside it.
 func TestKallsymsLive(t *testing.T) {
@@ -115,25 +58,6 @@ func TestKallsymsLive(t *testing.T) {
 				t.Errorf("KernelAddr(vfs_write) = %#x, kallsyms says %#x", got, addr)
 			}
 		}
-	}
-}
-
-func BenchmarkLoadKallsyms(b *testing.B) {
-	for b.Loop() {
-		if _, err := LoadKallsyms("/proc/kallsyms"); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkParseKallsyms(b *testing.B) {
-	data, err := os.ReadFile("/proc/kallsyms")
-	if err != nil {
-		b.Skip(err)
-	}
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		ParseKallsyms(data)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/ianlancetaylor/demangle"
 
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/runtime/output"
 )
 
@@ -39,11 +40,11 @@ type Symbolizer struct {
 	maxPIDs    int
 
 	kmu   sync.Mutex // guards ksyms, kErr, kcache
-	ksyms *Kallsyms
+	ksyms *ktypes.Kallsyms
 	kErr  error
 	// kcache are the addresses PrepareKernelStacks resolved without the
 	// index.
-	kcache map[uint64]kres
+	kcache map[uint64]ktypes.KernelSym
 
 	mu        sync.Mutex
 	procs     map[int]*procSyms
@@ -89,11 +90,11 @@ func New(opts Options) *Symbolizer {
 }
 
 // Kernel returns the kallsyms index, reading it on first use.
-func (s *Symbolizer) Kernel() (*Kallsyms, error) {
+func (s *Symbolizer) Kernel() (*ktypes.Kallsyms, error) {
 	s.kmu.Lock()
 	defer s.kmu.Unlock()
 	if s.ksyms == nil && s.kErr == nil {
-		s.ksyms, s.kErr = LoadKallsyms(s.opts.Kallsyms)
+		s.ksyms, s.kErr = ktypes.LoadKallsyms(s.opts.Kallsyms)
 	}
 	return s.ksyms, s.kErr
 }
@@ -122,7 +123,7 @@ func (s *Symbolizer) KernelSym(addr uint64) string {
 func (s *Symbolizer) KernelFrame(addr uint64) output.Frame {
 	f := output.Frame{Addr: addr}
 	if r, ok := s.cachedKernel(addr); ok {
-		f.Sym, f.Offset = r.name, addr-r.base
+		f.Sym, f.Offset = r.Name, addr-r.Base
 		return f
 	}
 	if k, err := s.Kernel(); err == nil {

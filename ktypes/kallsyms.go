@@ -1,6 +1,7 @@
-package sym
+package ktypes
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"fmt"
@@ -239,4 +240,128 @@ func (k *Kallsyms) Addr(name string) (uint64, bool) {
 		return e.addr, true
 	}
 	return 0, false
+}
+
+// KernelSym is one address resolved by ResolveKallsyms.
+type KernelSym struct {
+	Base         uint64 // the symbol's address
+	Name, Module string
+}
+
+// ResolveKallsyms resolves addrs against kallsyms text read from r in one
+// pass, keeping only the answers: what Kallsyms.Lookup would return for
+// each address (the nearest preceding code symbol, the first of its
+// aliases), without holding the file or an index of it. The core kernel's
+// symbols come sorted by address and are merged with the sorted addresses
+// as they stream by; symbols after the first one out of order (modules, BPF
+// programs, trampolines: a few thousand at most) are kept and searched at
+// the end.
+func ResolveKallsyms(r io.Reader, addrs []uint64) (map[uint64]KernelSym, error) {
+	want := slices.Clone(addrs)
+	slices.Sort(want)
+	want = slices.Compact(want)
+	best := make([]KernelSym, len(want))
+	found := make([]bool, len(want))
+
+	br := bufio.NewReaderSize(r, 256<<10)
+	var (
+		k        int // next address in want not yet past the symbols seen
+		prev     KernelSym
+		havePrev bool
+		prevStr  bool // prev.name/module hold copies (prevN/prevM are scratch)
+		prevN    []byte
+		prevM    []byte
+		sorted   = true
+		tail     []KernelSym
+	)
+	// settle gives prev to every wanted address below limit.
+	settle := func(limit uint64, all bool) {
+		for k < len(want) && (all || want[k] < limit) {
+			if havePrev && want[k] >= prev.Base {
+				if !prevStr {
+					prev.Name, prev.Module = string(prevN), string(prevM)
+					prevStr = true
+				}
+				best[k], found[k] = prev, true
+			}
+			k++
+		}
+	}
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// A line longer than the buffer is not kallsyms: skip it.
+			for err == bufio.ErrBufferFull {
+				_, err = br.ReadSlice('\n')
+			}
+			continue
+		}
+		if len(line) > 0 {
+			end := len(line)
+			if line[end-1] == '\n' {
+				end--
+			}
+			if e, ok := parseKallsymsLine(line, 0, end); ok && !isDataType(e.typ) {
+				name := line[e.name : e.name+uint32(e.nlen)]
+				mod := line[e.mod : e.mod+uint32(e.mlen)]
+				switch {
+				case !sorted:
+					tail = append(tail, KernelSym{Base: e.addr, Name: string(name), Module: string(mod)})
+				case havePrev && e.addr < prev.Base:
+					// Out of order: the sorted part ends here. Addresses
+					// above the last sorted symbol take it, unless a tail
+					// symbol is nearer.
+					settle(0, true)
+					sorted = false
+					tail = append(tail, KernelSym{Base: e.addr, Name: string(name), Module: string(mod)})
+				case havePrev && e.addr == prev.Base:
+					// An alias: the first one at an address is printed.
+				default:
+					settle(e.addr, false)
+					prev = KernelSym{Base: e.addr}
+					prevN, prevM = append(prevN[:0], name...), append(prevM[:0], mod...)
+					havePrev, prevStr = true, false
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("kernel symbols: %w", err)
+		}
+	}
+	if sorted {
+		settle(0, true)
+	}
+	if len(tail) > 0 {
+		slices.SortStableFunc(tail, func(a, b KernelSym) int { return cmp.Compare(a.Base, b.Base) })
+		for i, a := range want {
+			j, _ := slices.BinarySearchFunc(tail, a+1, func(t KernelSym, x uint64) int {
+				if t.Base < x {
+					return -1
+				}
+				return 1
+			})
+			// tail[j-1] is the last tail symbol <= a; step back to the
+			// first alias at its address.
+			if j == 0 {
+				continue
+			}
+			j--
+			for j > 0 && tail[j-1].Base == tail[j].Base {
+				j--
+			}
+			if !found[i] || tail[j].Base > best[i].Base {
+				best[i], found[i] = tail[j], true
+			}
+		}
+	}
+	out := make(map[uint64]KernelSym, len(want))
+	for i, a := range want {
+		if found[i] {
+			out[a] = best[i]
+		}
+	}
+	return out, nil
 }

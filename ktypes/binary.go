@@ -1,12 +1,16 @@
-package runtime
+package ktypes
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Library and binary resolution, as the dynamic linker would: a name with a
@@ -19,16 +23,16 @@ var libDirs = []string{
 	"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
 }
 
-// resolveBinary returns the absolute path uprobe target name means.
-func resolveBinary(name string, pid int) (string, error) {
-	p, _, err := resolveBinaryAll(name, pid)
+// ResolveBinary returns the absolute path uprobe target name means.
+func ResolveBinary(name string, pid int) (string, error) {
+	p, _, err := ResolveBinaryAll(name, pid)
 	return p, err
 }
 
-// resolveBinaryAll is resolveBinary that also says how many different
+// ResolveBinaryAll is resolveBinary that also says how many different
 // files the name matched (a library in two places, a binary in two $PATH
 // directories): bpftrace attaches to the first and warns.
-func resolveBinaryAll(name string, pid int) (string, int, error) {
+func ResolveBinaryAll(name string, pid int) (string, int, error) {
 	if name == "" {
 		return "", 0, fmt.Errorf("uprobe needs a binary or library path")
 	}
@@ -242,3 +246,122 @@ func sameFile(a, b string) bool {
 	sb, err := os.Stat(b)
 	return err == nil && os.SameFile(sa, sb)
 }
+
+// progCache holds each file's program headers (path → []elf.ProgHeader).
+var progCache sync.Map
+
+// FileOffset converts a virtual address of path into the file offset a
+// uprobe needs.
+func FileOffset(path string, vaddr uint64) (uint64, error) {
+	var progs []elf.ProgHeader
+	if v, ok := progCache.Load(path); ok {
+		progs = v.([]elf.ProgHeader)
+	} else {
+		f, err := elf.Open(path)
+		if err != nil {
+			return 0, ELFOpenError(path, err)
+		}
+		for _, p := range f.Progs {
+			progs = append(progs, p.ProgHeader)
+		}
+		f.Close()
+		progCache.Store(path, progs)
+	}
+	for _, p := range progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && vaddr >= p.Vaddr && vaddr < p.Vaddr+p.Memsz {
+			return vaddr - p.Vaddr + p.Off, nil
+		}
+	}
+	return 0, fmt.Errorf("address 0x%x is not in an executable segment of %s", vaddr, path)
+}
+
+// ELFOpenError explains why path could not be read as ELF: a file that is
+// not ELF at all (a script, a text file, an empty file) is named as such,
+// rather than by the ELF reader's "EOF" or "bad magic number".
+func ELFOpenError(path string, err error) error {
+	var fe *elf.FormatError
+	if errors.As(err, &fe) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%s is not an ELF file (uprobes and usdt probes need an executable or a shared library)", path)
+	}
+	return fmt.Errorf("read ELF %s: %w", path, err)
+}
+
+func GlobFiles(pattern string) ([]string, error) {
+	// filepath.Glob knows * and ?; expand {a,b} first.
+	pats := []string{pattern}
+	if i := strings.IndexByte(pattern, '{'); i >= 0 {
+		if j := strings.IndexByte(pattern[i:], '}'); j > 0 {
+			pats = nil
+			for _, a := range strings.Split(pattern[i+1:i+j], ",") {
+				pats = append(pats, pattern[:i]+a+pattern[i+j+1:])
+			}
+		}
+	}
+	var out []string
+	for _, p := range pats {
+		m, err := filepath.Glob(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m...)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no files match %s", pattern)
+	}
+	return out, nil
+}
+
+// MappedPath is where a mapped file can be read from here: through the
+// process's root, so binaries in another mount namespace are found.
+func MappedPath(pid int, path string) string {
+	p := fmt.Sprintf("/proc/%d/root%s", pid, path)
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	return path
+}
+
+// Glob reports whether name matches pattern with bpftrace's wildcards:
+// '*' any run, '?' one character, '{a,b}' alternatives.
+func Glob(pattern, name string) bool {
+	if i := strings.IndexByte(pattern, '{'); i >= 0 {
+		if j := strings.IndexByte(pattern[i:], '}'); j > 0 {
+			pre, alts, post := pattern[:i], pattern[i+1:i+j], pattern[i+j+1:]
+			for _, a := range strings.Split(alts, ",") {
+				if Glob(pre+a+post, name) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return globSimple(pattern, name)
+}
+
+func globSimple(p, s string) bool {
+	// Iterative matcher with backtracking on the last '*'.
+	pi, si, star, mark := 0, 0, -1, 0
+	for si < len(s) {
+		switch {
+		case pi < len(p) && (p[pi] == '?' || p[pi] == s[si]):
+			pi++
+			si++
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, si
+			pi++
+		case star >= 0:
+			pi = star + 1
+			mark++
+			si = mark
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
+}
+
+// HasWildcard reports whether s uses glob syntax.
+func HasWildcard(s string) bool { return strings.ContainsAny(s, "*?{") }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gotrace/gotrace/internal/testkit"
 )
 
 // Case is one script of a testdata/runtime file: what to run and what it
@@ -26,6 +28,8 @@ type Case struct {
 	Bpftrace bool     // compare with bpftrace 0.17 (same workload run)
 	Norm     []string // normalizations of stdout
 	Serial   bool     // not in parallel with other cases
+	Needs    []string // capabilities beyond root, BPF, tracefs and the go toolchain
+	EndsSelf bool     // with a helper workload: the tracer ends by itself (no SIGINT)
 	Timeout  int      // seconds; 0 is the default
 	Expect   []Expect
 }
@@ -44,6 +48,9 @@ type ExpLine struct {
 	Text  string
 	Regex bool
 }
+
+// needCaps are the capabilities a case may need beyond the default ones.
+var needCaps = map[string]testkit.Capability{"btf": testkit.BTF, "sdt": testkit.SDT, "libc6-dbg": testkit.LibcDbg, "bpftrace": testkit.Bpftrace}
 
 var knownNorms = map[string]bool{"attaching": true, "json-attached": true, "trim": true, "trim-end": true, "trim-space": true}
 
@@ -187,8 +194,20 @@ func parseCase(file string, first int, lines []string) (*Case, error) {
 					}
 					c.Norm = append(c.Norm, f)
 				}
+			case "needs":
+				for _, f := range strings.Fields(val) {
+					if _, ok := needCaps[f]; !ok {
+						return nil, bad("needs: unknown capability %q", f)
+					}
+					c.Needs = append(c.Needs, f)
+				}
 			case "serial":
 				c.Serial = true
+			case "ends":
+				if val != "self" {
+					return nil, bad("ends: %q (//! ends: self)", val)
+				}
+				c.EndsSelf = true
 			default:
 				return nil, bad("unknown directive %q", key)
 			}
@@ -227,6 +246,8 @@ func parseCase(file string, first int, lines []string) (*Case, error) {
 		return nil, fmt.Errorf("%s:%d: case without //! name", file, c.Line)
 	case c.Program == "":
 		return nil, fmt.Errorf("%s:%d: case %q has no program", file, c.Line, c.Name)
+	case c.EndsSelf && (c.Workload == nil || c.Workload[0] != "helper"):
+		return nil, fmt.Errorf("%s:%d: case %q: ends: self is for helper workloads (the others always end by themselves)", file, c.Line, c.Name)
 	case len(c.Expect) == 0 && !c.Bpftrace:
 		return nil, fmt.Errorf("%s:%d: case %q expects nothing (give //! stdout or //! stderr, or //! bpftrace: 0.17)", file, c.Line, c.Name)
 	}

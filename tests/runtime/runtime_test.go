@@ -66,6 +66,9 @@ func runCase(t *testing.T, c Case) {
 	if usesHelper(c) {
 		caps = append(caps, testkit.GCC)
 	}
+	for _, n := range c.Needs {
+		caps = append(caps, needCaps[n])
+	}
 	testkit.Require(t, caps...)
 	withBT := false
 	if c.Bpftrace {
@@ -234,6 +237,16 @@ func executeOnce(t *testing.T, c Case, withBT bool, timeout time.Duration) (trac
 	hr := h.Wait(timeout)
 	if hr.ExitCode != 0 {
 		t.Fatalf("%s:%d: case %q: helper %q exited %d: %s", c.File, c.Line, c.Name, c.Workload[1:], hr.ExitCode, hr.Stderr)
+	}
+	if c.EndsSelf {
+		// The script ends itself: a tracer still running 10s after the
+		// workload is a failure (TimedOut), not something to interrupt.
+		g.res = tg.Wait(10 * time.Second)
+		if tb != nil {
+			b.res = tb.Wait(10 * time.Second)
+			b.res.Stderr = bpftraceStderr(b.res.Stderr)
+		}
+		return g, b
 	}
 	// Let the last events of the workload drain, then stop the tracers
 	// that have not ended by themselves (SIGINT prints the maps).

@@ -1,15 +1,4 @@
-// Package runtime_test is gotrace's data-driven runtime suite: each case of
-// testdata/runtime/*.txt (format: testdata/runtime/README.md) is a program,
-// its flags, environment and workload, and the output and exit status it
-// must give. TestRuntime runs every case with the real gotrace binary on
-// the kernel, bounded in time, and — for the cases marked
-// `//! bpftrace: 0.17` — runs bpftrace 0.17 on the same run of the
-// workload and compares the two outputs.
-//
-// A failure names the case's file:line, the command and a diff. A missing
-// capability (root, BPF, tracefs, gcc for the C helpers, bpftrace for the
-// comparisons) skips through testkit, which makes it a failure in CI.
-package runtime_test
+package runtime
 
 import (
 	"fmt"
@@ -26,24 +15,20 @@ import (
 	"github.com/gotrace/gotrace/internal/testkit"
 )
 
-// TestRuntime runs every case of testdata/runtime.
+// TestRuntime runs every case of testdata/runtime, a subtest per file and
+// case: go test ./tests/runtime -run 'TestRuntime/FILE/CASE'.
 func TestRuntime(t *testing.T) {
-	root, err := testkit.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := filepath.Glob(filepath.Join(root, "testdata", "runtime", "*.txt"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no case files in testdata/runtime (%v)", err)
+	byFile := map[string][]Case{}
+	var files []string
+	for _, c := range All(t) {
+		if byFile[c.File] == nil {
+			files = append(files, c.File)
+		}
+		byFile[c.File] = append(byFile[c.File], c)
 	}
 	for _, f := range files {
-		cases := ReadCases(t, f)
-		rel, _ := filepath.Rel(root, f)
-		for i := range cases {
-			cases[i].File = rel
-		}
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
-			for _, c := range cases {
+			for _, c := range byFile[f] {
 				t.Run(c.Name, func(t *testing.T) {
 					if !c.Serial {
 						t.Parallel()
@@ -234,19 +219,20 @@ func executeOnce(t *testing.T, c Case, withBT bool, timeout time.Duration) (trac
 		tb = testkit.StartTracer(t, 30*time.Second, bargv[0], bargv[1:]...)
 	}
 	h.Go()
-	hr := h.Wait(timeout)
-	if hr.ExitCode != 0 {
-		t.Fatalf("%s:%d: case %q: helper %q exited %d: %s", c.File, c.Line, c.Name, c.Workload[1:], hr.ExitCode, hr.Stderr)
-	}
 	if c.EndsSelf {
-		// The script ends itself: a tracer still running 10s after the
-		// workload is a failure (TimedOut), not something to interrupt.
-		g.res = tg.Wait(10 * time.Second)
+		// The script ends itself (the helper may run on: it is killed at
+		// the end of the test); a tracer still running at the deadline is
+		// a failure (TimedOut), not something to interrupt.
+		g.res = tg.Wait(timeout)
 		if tb != nil {
-			b.res = tb.Wait(10 * time.Second)
+			b.res = tb.Wait(timeout)
 			b.res.Stderr = bpftraceStderr(b.res.Stderr)
 		}
 		return g, b
+	}
+	hr := h.Wait(timeout)
+	if hr.ExitCode != 0 {
+		t.Fatalf("%s:%d: case %q: helper %q exited %d: %s", c.File, c.Line, c.Name, c.Workload[1:], hr.ExitCode, hr.Stderr)
 	}
 	// Let the last events of the workload drain, then stop the tracers
 	// that have not ended by themselves (SIGINT prints the maps).
@@ -259,8 +245,6 @@ func executeOnce(t *testing.T, c Case, withBT bool, timeout time.Duration) (trac
 	return g, b
 }
 
-var placeholderRE = regexp.MustCompile(`\{(helper|comm):([a-z0-9_]+)\}|\{(pid|ncpus|testpid)\}`)
-
 func usesHelper(c Case) bool {
 	if c.Workload != nil && c.Workload[0] == "helper" {
 		return true
@@ -269,30 +253,35 @@ func usesHelper(c Case) bool {
 	return strings.Contains(all, "{helper:") || strings.Contains(all, "{comm:")
 }
 
-// substituter replaces the placeholders of a case: {helper:NAME} (the C
-// helper's path), {comm:NAME} (its comm), {pid} (the helper workload's
-// pid), {ncpus} (possible CPUs), {testpid} (this test process: the
-// tracer's parent).
+// substituter fills the placeholders of a case (see Fill): {helper:NAME}
+// is the C helper's path, {comm:NAME} its comm, {pid} the helper
+// workload's pid, {ncpus} the possible CPUs, {testpid} and {testcomm} this
+// test process's (the tracer's and the helper's parent).
 func substituter(t *testing.T, c Case, pid int) func(string) string {
 	return func(s string) string {
-		return placeholderRE.ReplaceAllStringFunc(s, func(m string) string {
-			sm := placeholderRE.FindStringSubmatch(m)
-			switch {
-			case sm[1] == "helper":
-				return testkit.Helper(t, sm[2])
-			case sm[1] == "comm":
-				return helperComm(t, sm[2])
-			case sm[3] == "pid":
+		return Fill(s, func(kind, arg string) string {
+			switch kind {
+			case "helper":
+				return testkit.Helper(t, arg)
+			case "comm":
+				return helperComm(t, arg)
+			case "pid":
 				if pid == 0 {
 					t.Fatalf("%s:%d: case %q: {pid} without a helper workload", c.File, c.Line, c.Name)
 				}
 				return strconv.Itoa(pid)
-			case sm[3] == "ncpus":
+			case "ncpus":
 				return strconv.Itoa(possibleCPUs(t))
-			case sm[3] == "testpid":
+			case "testpid":
 				return strconv.Itoa(os.Getpid())
+			case "testcomm":
+				b, err := os.ReadFile("/proc/self/comm")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return strings.TrimSuffix(string(b), "\n")
 			}
-			return m
+			return ""
 		})
 	}
 }
@@ -341,7 +330,7 @@ func check(e Expect, norms []string, sub func(string) string, got string) string
 		if l.Regex {
 			hasRE = true
 			// A placeholder in a regular expression stands for its text.
-			l.Text = placeholderRE.ReplaceAllStringFunc(l.Text, func(m string) string { return regexp.QuoteMeta(sub(m)) })
+			l.Text = PlaceholderRE.ReplaceAllStringFunc(l.Text, func(m string) string { return regexp.QuoteMeta(sub(m)) })
 		} else {
 			l.Text = sub(l.Text)
 		}

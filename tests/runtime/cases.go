@@ -1,8 +1,20 @@
-package runtime_test
+// Package runtime is gotrace's data-driven runtime suite: each case of
+// testdata/runtime/*.txt (format: testdata/runtime/README.md) is a program,
+// its flags, environment and workload, and the output and exit status it
+// must give. TestRuntime runs every case with the real gotrace binary on
+// the kernel, bounded in time, and — for the cases marked
+// `//! bpftrace: 0.17` — runs bpftrace 0.17 on the same run of the
+// workload and compares the two outputs.
+//
+// A failure names the case's file:line, the command and a diff. A missing
+// capability (root, BPF, tracefs, gcc for the C helpers, bpftrace for the
+// comparisons) skips through testkit, which makes it a failure in CI.
+package runtime
 
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -53,6 +65,46 @@ type ExpLine struct {
 var needCaps = map[string]testkit.Capability{"btf": testkit.BTF, "sdt": testkit.SDT, "libc6-dbg": testkit.LibcDbg, "bpftrace": testkit.Bpftrace}
 
 var knownNorms = map[string]bool{"attaching": true, "json-attached": true, "trim": true, "trim-end": true, "trim-space": true}
+
+// All reads every case of testdata/runtime, each with its File relative
+// to the repository.
+func All(tb testing.TB) []Case {
+	tb.Helper()
+	root, err := testkit.RepoRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(root, "testdata", "runtime", "*.txt"))
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no case files in testdata/runtime (%v)", err)
+	}
+	var out []Case
+	for _, f := range files {
+		rel, _ := filepath.Rel(root, f)
+		for _, c := range ReadCases(tb, f) {
+			c.File = rel
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// PlaceholderRE matches the placeholders of a case: {helper:NAME},
+// {comm:NAME}, {pid}, {ncpus}, {testpid}, {testcomm}.
+var PlaceholderRE = regexp.MustCompile(`\{(helper|comm):([a-z0-9_]+)\}|\{(pid|ncpus|testpid|testcomm)\}`)
+
+// Fill replaces the placeholders of s by what value gives for each: kind
+// is "helper", "comm", "pid", "ncpus", "testpid" or "testcomm", arg the
+// helper's name or "".
+func Fill(s string, value func(kind, arg string) string) string {
+	return PlaceholderRE.ReplaceAllStringFunc(s, func(m string) string {
+		sm := PlaceholderRE.FindStringSubmatch(m)
+		if sm[1] != "" {
+			return value(sm[1], sm[2])
+		}
+		return value(sm[3], "")
+	})
+}
 
 var directiveRE = regexp.MustCompile(`^//! ([a-z-]+)(?:: ?(.*))?$`)
 

@@ -29,21 +29,22 @@ type Case struct {
 	File string
 	Line int // the file's line of the case's first (not blank) line
 
-	Name     string
-	Program  string
-	Compat   string   // "0.17", "0.26" or "" (the testkit default, 0.17)
-	Flags    []string // before -e PROGRAM
-	Args     []string // after the program (and the helper's pid)
-	Env      []string // KEY=VALUE
-	Workload []string // "helper NAME ARGS..." or "command CMD..." (words)
-	Exit     int
-	Bpftrace bool     // compare with bpftrace 0.17 (same workload run)
-	Norm     []string // normalizations of stdout
-	Serial   bool     // not in parallel with other cases
-	Needs    []string // capabilities beyond root, BPF, tracefs and the go toolchain
-	EndsSelf bool     // with a helper workload: the tracer ends by itself (no SIGINT)
-	Timeout  int      // seconds; 0 is the default
-	Expect   []Expect
+	Name           string
+	Program        string
+	Compat         string   // "0.17", "0.26" or "" (the testkit default, 0.17)
+	Flags          []string // before -e PROGRAM
+	Args           []string // after the program (and the helper's pid)
+	Env            []string // KEY=VALUE
+	Workload       []string // "helper NAME ARGS..." or "command CMD..." (words)
+	Exit           int
+	Bpftrace       bool     // compare with bpftrace 0.17 (same workload run)
+	BpftraceStderr bool     // and compare stderr too
+	Norm           []string // normalizations of stdout
+	Serial         bool     // not in parallel with other cases
+	Needs          []string // capabilities beyond root, BPF, tracefs and the go toolchain
+	EndsSelf       bool     // with a helper workload: the tracer ends by itself (no SIGINT)
+	Timeout        int      // seconds; 0 is the default
+	Expect         []Expect
 }
 
 // Expect is one expectation on a stream.
@@ -202,7 +203,7 @@ func parseCase(file string, first int, lines []string) (*Case, error) {
 			if cur != nil {
 				return nil, bad("directive %q after the expected output (put it before //! stdout)", key)
 			}
-			if val == "" && key != "bpftrace" && key != "serial" {
+			if val == "" && key != "serial" {
 				return nil, bad("%s needs a value", key)
 			}
 			var err error
@@ -235,10 +236,12 @@ func parseCase(file string, first int, lines []string) (*Case, error) {
 			case "timeout":
 				c.Timeout, err = strconv.Atoi(val)
 			case "bpftrace":
-				if val != "0.17" {
-					return nil, bad("bpftrace: %q (the oracle is bpftrace 0.17: //! bpftrace: 0.17)", val)
+				f := strings.Fields(val)
+				if len(f) == 0 || f[0] != "0.17" || len(f) > 2 || len(f) == 2 && f[1] != "stderr" {
+					return nil, bad("bpftrace: %q (the oracle is bpftrace 0.17: //! bpftrace: 0.17 [stderr])", val)
 				}
 				c.Bpftrace = true
+				c.BpftraceStderr = len(f) == 2
 			case "normalize":
 				for _, f := range strings.Fields(val) {
 					if !knownNorms[f] {

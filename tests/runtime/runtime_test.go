@@ -108,6 +108,9 @@ func runCase(t *testing.T, c Case) {
 	if gs != bs {
 		t.Errorf("%s\nstdout differs from bpftrace's (- bpftrace, + gotrace):\n%s", bwhere, diff(bs, gs))
 	}
+	if c.BpftraceStderr && g.res.Stderr != b.res.Stderr {
+		t.Errorf("%s\nstderr differs from bpftrace's (- bpftrace, + gotrace):\n%s", bwhere, diff(b.res.Stderr, g.res.Stderr))
+	}
 	if os.Getenv("RUNTIME_SHOW") != "" {
 		t.Logf("gotrace stdout %q\nbpftrace stdout %q", g.res.Stdout, b.res.Stdout)
 	}

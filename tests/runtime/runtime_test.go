@@ -70,7 +70,10 @@ func runCase(t *testing.T, c Case) {
 	if c.Timeout > 0 {
 		timeout = time.Duration(c.Timeout) * time.Second
 	}
-	g, b := execute(t, c, withBT, timeout)
+	// Failures from here on name the case and the command themselves.
+	explained := false
+	g, b := execute(t, c, withBT, timeout, &explained)
+	explained = true
 	where := fmt.Sprintf("%s:%d: case %q\ncommand: %s", c.File, c.Line, c.Name, shellQuote(g.argv))
 	checkNoCrash(t, where, g.res)
 	if g.res.TimedOut {
@@ -124,11 +127,11 @@ type tracerRun struct {
 
 // execute runs the case under gotrace (and bpftrace when withBT), both on
 // the same run of the workload.
-func execute(t *testing.T, c Case, withBT bool, timeout time.Duration) (tracerRun, *run) {
+func execute(t *testing.T, c Case, withBT bool, timeout time.Duration, explained *bool) (tracerRun, *run) {
 	// bpftrace 0.17 now and then ignores SIGINT under load (it then dies by
 	// SIGKILL with no output): run the pair again rather than blame gotrace.
 	for attempt := 1; ; attempt++ {
-		g, b := executeOnce(t, c, withBT, timeout)
+		g, b := executeOnce(t, c, withBT, timeout, explained)
 		if b == nil || !b.res.TimedOut || c.Workload == nil || c.Workload[0] != "helper" {
 			return g, b
 		}
@@ -139,7 +142,7 @@ func execute(t *testing.T, c Case, withBT bool, timeout time.Duration) (tracerRu
 	}
 }
 
-func executeOnce(t *testing.T, c Case, withBT bool, timeout time.Duration) (tracerRun, *run) {
+func executeOnce(t *testing.T, c Case, withBT bool, timeout time.Duration, explained *bool) (tracerRun, *run) {
 	var h *testkit.HelperProc
 	if c.Workload != nil && c.Workload[0] == "helper" {
 		args := make([]string, len(c.Workload)-2)
@@ -202,6 +205,13 @@ func executeOnce(t *testing.T, c Case, withBT bool, timeout time.Duration) (trac
 		return append(append([]string{"/usr/bin/env"}, env...), argv...)
 	}
 	gargv, bargv = withEnv(gargv), withEnv(bargv)
+	// A failure inside testkit (a tracer that does not attach, a helper
+	// that fails) names the case and the command too.
+	t.Cleanup(func() {
+		if t.Failed() && !*explained {
+			t.Logf("%s:%d: case %q\ncommand: %s", c.File, c.Line, c.Name, shellQuote(gargv))
+		}
+	})
 	g := tracerRun{run: run{argv: gargv}, pid: pid}
 	var b *run
 	if withBT {

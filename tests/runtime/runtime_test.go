@@ -66,7 +66,7 @@ func runCase(t *testing.T, c Case) {
 			t.Run("bpftrace", func(t *testing.T) { testkit.Require(t, testkit.Bpftrace) })
 		}
 	}
-	timeout := 20 * time.Second
+	timeout := 30 * time.Second
 	if c.Timeout > 0 {
 		timeout = time.Duration(c.Timeout) * time.Second
 	}

@@ -15,24 +15,6 @@ import (
 	"github.com/gotrace/gotrace/internal/testkit"
 )
 
-// TestPIDRangeLikeBpftrace: -p values are read and range-checked as
-// bpftrace 0.17 does, with its messages (compared with bpftrace itself).
-func TestPIDRangeLikeBpftrace(t *testing.T) {
-	requireTracing(t)
-	bt := requireBpftrace(t)
-	for _, p := range []string{"0", "-1", " -1", "-0", "4194305", "4294967296", "99999999999999999999", "abc", "1x", "1 ", "0x10", ""} {
-		args := []string{"-p", p, "-e", "BEGIN { exit(); }"}
-		r := gt(t, 20*time.Second, args...)
-		b := testkit.RunBounded(t, 20*time.Second, exec.Command(bt, args...))
-		if r.ExitCode != b.ExitCode {
-			t.Errorf("-p %q: exit %d, bpftrace %d", p, r.ExitCode, b.ExitCode)
-		}
-		if b.ExitCode != 0 {
-			expectOutput(t, "-p "+p+" stderr vs bpftrace", r.Stderr, bpftraceStderr(b.Stderr))
-		}
-	}
-}
-
 // sameAsBpftrace runs gotrace (in 0.17 mode, testkit's default) and
 // bpftrace 0.17 with args and compares exit status, stdout and stderr.
 func sameAsBpftrace(t *testing.T, bt string, args ...string) {
@@ -44,67 +26,6 @@ func sameAsBpftrace(t *testing.T, bt string, args ...string) {
 	}
 	expectOutput(t, "stdout vs bpftrace", r.Stdout, b.Stdout)
 	expectOutput(t, "stderr vs bpftrace", r.Stderr, bpftraceStderr(b.Stderr))
-}
-
-// TestPositionalAsStringLiteral: inside str(), a positional parameter is
-// a string literal (so kaddr(str($1)) takes it), and adding a constant
-// moves its start (str($1 + 1)), with bpftrace's errors for the rest.
-func TestPositionalAsStringLiteral(t *testing.T) {
-	requireTracing(t)
-	bt := requireBpftrace(t)
-	tests := []struct {
-		name   string
-		script string
-		params []string
-	}{
-		{"offset", `BEGIN { printf("[%s]\n", str($1 + 1)); exit(); }`, []string{"hello"}},
-		{"offset_left", `BEGIN { printf("[%s]\n", str(1 + $1)); exit(); }`, []string{"hello"}},
-		{"offset_numeric", `BEGIN { printf("[%s]\n", str($1 + 3)); exit(); }`, []string{"12345"}},
-		{"offset_to_end", `BEGIN { printf("[%s]\n", str($1 + 5)); exit(); }`, []string{"hello"}},
-		{"offset_and_length", `BEGIN { printf("[%s]\n", str($1 + 1, 2)); exit(); }`, []string{"hello"}},
-		{"as_map_key", `BEGIN { @[str($1)] = 1; exit(); }`, []string{"123"}},
-		{"kaddr", `BEGIN { printf("%d\n", kaddr(str($1)) == kaddr("vfs_read")); exit(); }`, []string{"vfs_read"}},
-		{"past_end", `BEGIN { printf("[%s]\n", str($1 + 10)); exit(); }`, []string{"hello"}},
-		{"missing_param", `BEGIN { printf("[%s]\n", str($2 + 1)); exit(); }`, []string{"hello"}},
-		{"minus", `BEGIN { printf("[%s]\n", str($1 - 1)); exit(); }`, []string{"hello"}},
-		{"spaced", `BEGIN { printf("[%s]\n", str($1   +   1000)); exit(); }`, []string{"hello"}},
-		{"param_offset", `BEGIN { printf("[%s]\n", str($1 + $2)); exit(); }`, []string{"hello", "2"}},
-		{"two_offsets", `BEGIN { printf("[%s]\n", str($1 + 1 + 1)); exit(); }`, []string{"hello"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			sameAsBpftrace(t, bt, append([]string{"-e", tt.script}, tt.params...)...)
-		})
-	}
-}
-
-// TestPtonLikeBpftrace: pton() gives the address's bytes (uint8[4] or
-// uint8[16]) as values, map keys and map values, with bpftrace's errors.
-func TestPtonLikeBpftrace(t *testing.T) {
-	requireTracing(t)
-	bt := requireBpftrace(t)
-	for _, tt := range []struct{ name, script string }{
-		{"values", `BEGIN { @b[pton("10.0.0.1")] = 1; $x = pton("fe80::1"); printf("%d %d\n", $x[0], $x[15]); @c = pton("::1"); @d = pton("1.2.3.4"); $e = pton("1.2.3.4"); print($e); exit(); }`},
-		{"sizeof", `BEGIN { printf("%d %d\n", sizeof(pton("1.1.1.1")), sizeof(pton("::"))); exit(); }`},
-		{"ntop", `BEGIN { @x = ntop(pton("1.2.3.4")); printf("%s %s\n", ntop(pton("127.0.0.1")), ntop(pton("2001:db8::ff00:42:8329"))); exit(); }`},
-		{"not_an_address", `BEGIN { $a = pton("zz"); exit(); }`},
-		{"bad_ipv4", `BEGIN { $a = pton("1.2.3"); exit(); }`},
-		{"mapped_ipv4", `BEGIN { $a = pton("::ffff:1.2.3.4"); exit(); }`},
-		{"empty", `BEGIN { $a = pton(""); exit(); }`},
-		{"two_args", `BEGIN { $a = pton("1.2.3.4", 1); exit(); }`},
-	} {
-		t.Run(tt.name, func(t *testing.T) { sameAsBpftrace(t, bt, "-e", tt.script) })
-	}
-	t.Run("param", func(t *testing.T) {
-		sameAsBpftrace(t, bt, "-e", `BEGIN { printf("%s\n", ntop(pton(str($1)))); exit(); }`, "192.168.0.7")
-	})
-	t.Run("json", func(t *testing.T) {
-		sameAsBpftrace(t, bt, "-f", "json", "-e", `BEGIN { @c = pton("::1"); @d[pton("1.2.3.4")] = 1; exit(); }`)
-	})
-	// bpftrace 0.17 also prints an unplaced "Expected string literal"
-	// line first; gotrace gives the placed error only.
-	r := gt(t, 20*time.Second, "-e", `BEGIN { $a = pton(1); exit(); }`)
-	expectOutput(t, "stderr", r.Stderr, "stdin:1:14-21: ERROR: pton() expects an string argument of an IPv4/IPv6 address, got \nBEGIN { $a = pton(1); exit(); }\n             ~~~~~~~\n")
 }
 
 // TestListTypesLikeBpftrace: -l 'struct PATTERN' lists the kernel's named
@@ -178,21 +99,6 @@ func TestSIGUSR1PrintsMaps(t *testing.T) {
 		}
 		expectOutput(t, "stdout", g.Stdout, "\n\n@a: 1\n")
 	})
-}
-
-// TestJSONKeysLikeBpftrace: -f json prints multi-part keys ("1,x"), tuple
-// values (nested arrays) and aggregations keyed by several parts as
-// bpftrace 0.17 does.
-func TestJSONKeysLikeBpftrace(t *testing.T) {
-	requireTracing(t)
-	bt := requireBpftrace(t)
-	for _, tt := range []struct{ name, script string }{
-		{"keys_and_tuples", `BEGIN { @b[1,"x"] = 2; @d = (1, "x"); @f[1] = hist(3); @g[1,2] = stats(5); @h[(int8)-1, 2] = lhist(3, 0, 10, 5); @i = (1, (2, "q")); @j[1] = (1, (2, "q"), "z"); exit(); }`},
-		{"strings_and_addrs", `BEGIN { @s["a b", "c\"d"] = 1; @u = avg(5); @v[1,2] = avg(3); @w = pton("1.2.3.4"); @x[pton("1.2.3.4"), 1] = 1; @y[ntop(pton("1.2.3.4")), "q"] = (ntop(pton("::1")), 2); exit(); }`},
-		{"print", `BEGIN { @a[1, 2, 3] = min(4); @c[1,"a"] = sum(2); @q[(uint8)1, (int16)-2] = (int32)-3; @r = ("a\tb", "\\"); print(@r); print((1, "t")); print(((1,2),"x")); @z[1,2] = 1; @z[3,4] = 2; print(@z); exit(); }`},
-	} {
-		t.Run(tt.name, func(t *testing.T) { sameAsBpftrace(t, bt, "-f", "json", "-e", tt.script) })
-	}
 }
 
 // infoSections parses --info output: section name → key → value.
@@ -274,30 +180,6 @@ func TestRawTracepointArgN(t *testing.T) {
 	}
 	r = gt(t, 30*time.Second, "-e", `tracepoint:sched:sched_switch { print(arg0); }`)
 	expectOutput(t, "stderr", r.Stderr, "stdin:1:33-43: ERROR: The arg0 builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes\ntracepoint:sched:sched_switch { print(arg0); }\n                                ~~~~~~~~~~\n")
-}
-
-// TestEnumKeysLikeBpftrace: in 0.17 mode an enum constant is a uint64, so
-// enum values and arithmetic on them mix with integers as map keys, and a
-// 64-bit unsigned key prints as signed (as bpftrace 0.17 prints them).
-func TestEnumKeysLikeBpftrace(t *testing.T) {
-	requireTracing(t)
-	bt := requireBpftrace(t)
-	for _, tt := range []struct{ name, script string }{
-		{"mixed", `enum E { A = 1, B = 2 }; BEGIN { @[A + 1] = 1; @b[B * 2, A] = 2; @x[A | B] = count(); $v = A + 5; @y[$v] = 1; @w[A] = 1; @w[2] = 3; exit(); }`},
-		{"enum_and_int_keys", `enum E { A = 1, B = 2 }; BEGIN { @[A] = 1; @[3] = 2; @q[A, 1] = 1; @q[2, B] = 2; @r[A + B] = A - 3; exit(); }`},
-		{"negative", `enum E { A = 1, B = 2 }; BEGIN { @s[A - 5] = 1; @t[-A] = 2; @u[A - 5, 1] = 3; exit(); }`},
-		{"kernel_enum", `enum E { A = 1, B = 2 }; BEGIN { @[PIDTYPE_PGID, A] = 1; @[1, 1 + A] = 2; print(A + PIDTYPE_SID); exit(); }`},
-		{"key_mismatch", `enum E { A = 1, B = 2 }; BEGIN { @[A + 1] = 1; @[B * 2, A] = 2; exit(); }`},
-		{"u64_keys", `BEGIN { @a[(uint64)-1] = 1; @b[(uint32)-1] = 2; @c[(uint16)-1, (uint64)-2] = 3; @k[kaddr("vfs_read")] = 4; @h[(uint64)-1] = hist(3); exit(); }`},
-	} {
-		t.Run(tt.name, func(t *testing.T) { sameAsBpftrace(t, bt, "-e", tt.script) })
-	}
-	t.Run("json", func(t *testing.T) {
-		sameAsBpftrace(t, bt, "-f", "json", "-e", `enum E { A = 1 }; BEGIN { @a[(uint64)-1] = 1; @c[(uint16)-1, A - 3] = 2; exit(); }`)
-	})
-	// bpftrace 0.26 prints a uint64 key by its type.
-	r := gt(t, 20*time.Second, "--compat", "0.26", "-e", `BEGIN { @a[(uint64)-1] = 1; exit(); }`)
-	expectOutput(t, "0.26 stdout", r.Stdout, "\n\n@a[18446744073709551615]: 1\n")
 }
 
 // TestStackModeEnv: BPFTRACE_STACK_MODE (or GOTRACE_STACK_MODE) sets

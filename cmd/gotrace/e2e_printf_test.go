@@ -10,16 +10,6 @@ import (
 	"github.com/gotrace/gotrace/internal/testkit"
 )
 
-// TestPrintfAcceptance is the issue's printf example, asserted literally.
-func TestPrintfAcceptance(t *testing.T) {
-	requireTracing(t)
-	r := gt(t, 20*time.Second, "-e", `BEGIN { printf("%-5s|%5d|%x\n", "ab", 42, 255); exit(); }`)
-	if r.ExitCode != 0 {
-		t.Errorf("exit %d; stderr:\n%s", r.ExitCode, r.Stderr)
-	}
-	expectOutput(t, "stdout", r.Stdout, "Attaching 1 probe...\nab   |   42|ff\n\n\n")
-}
-
 // printfCases are printf formats with arguments and bpftrace 0.17's output.
 var printfCases = []struct{ format, args, want string }{
 	{`%-5s|%5d|%x`, `"ab", 42, 255`, `ab   |   42|ff`},
@@ -132,12 +122,4 @@ func compareLines(t *testing.T, who, got, want string) {
 			mismatch(t, "%s line %d: got %q, want %q", who, i+1, g, w)
 		}
 	}
-}
-
-// TestPrintfNoArgs: bpftrace 0.17 prints a printf without arguments as is,
-// without interpreting %% (its format step only runs with arguments).
-func TestPrintfNoArgs(t *testing.T) {
-	requireTracing(t)
-	r := gt(t, 20*time.Second, "-e", `BEGIN { printf("100%%\n"); exit(); }`)
-	expectOutput(t, "stdout", body(r.Stdout), "100%%\n\n\n")
 }

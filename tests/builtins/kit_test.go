@@ -2,10 +2,14 @@
 // kernel and asserts its exact output, side by side with bpftrace 0.17
 // where bpftrace has the builtin and its output is deterministic.
 //
-// Each script a test runs is registered with scriptOf, naming the test;
-// TestTableCovered parses every registered script and fails when a row of
-// stdlib.Table is used by none, lacks a type rule, code generation (or a
-// documented reason) or a printer for its values.
+// The rows' plain script-and-output tests are cases of the runtime suite
+// (testdata/runtime/builtins.txt, run by tests/runtime); the tests here
+// need Go (clocks, cgroups, kallsyms, BTF offsets, signals, sets of lines).
+// Each script a test here runs is registered with scriptOf, naming the
+// test; TestTableCovered parses every registered script and every runtime
+// case, and fails when a row of stdlib.Table is used by none, lacks a type
+// rule, code generation (or a documented reason) or a printer for its
+// values.
 package builtins_test
 
 import (
@@ -24,6 +28,7 @@ import (
 type script struct {
 	test, text string
 	unsafe     bool
+	runtime    bool // a case of testdata/runtime (test is its file:line)
 }
 
 var scripts []script

@@ -1,6 +1,7 @@
 package builtins_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -17,6 +18,7 @@ import (
 	"github.com/gotrace/gotrace/lang/types"
 	"github.com/gotrace/gotrace/runtime/output"
 	"github.com/gotrace/gotrace/stdlib"
+	rtsuite "github.com/gotrace/gotrace/tests/runtime"
 )
 
 // uses returns the table rows a parsed program uses, each with the nodes
@@ -86,12 +88,28 @@ var testFuncs = func() map[string]bool {
 
 // TestTableCovered walks stdlib.Table: every row needs a type rule, code
 // generation or a documented reason not to have it, a printer for the
-// values it gives (decoded and printed by runtime/output), and a
-// registered script of a test here that uses it (the test must exist, and
-// the script must check unless the row cannot run on this machine).
+// values it gives (decoded and printed by runtime/output), and a script
+// that uses it: one registered by a test here (the test must exist) or a
+// case of the runtime suite, testdata/runtime (the script must check
+// unless the row cannot run on this machine).
 func TestTableCovered(t *testing.T) {
 	if len(scripts) == 0 {
 		t.Fatal("no scripts registered")
+	}
+	all := append([]script{}, scripts...)
+	for _, c := range rtsuite.All(t) {
+		// Placeholders filled with values that check (the runtime fills
+		// them from the run).
+		text := rtsuite.Fill(c.Program, func(kind, arg string) string {
+			switch kind {
+			case "helper":
+				return testkit.Helper(t, arg)
+			case "comm", "testcomm":
+				return "x"
+			}
+			return "1"
+		})
+		all = append(all, script{test: fmt.Sprintf("%s:%d (%s)", c.File, c.Line, c.Name), text: text, runtime: true})
 	}
 	covered := map[string][]string{} // row -> tests
 	formatted := map[string]bool{}
@@ -101,13 +119,22 @@ func TestTableCovered(t *testing.T) {
 	// The placeholders tests fill in at run time, with values that check.
 	fill := strings.NewReplacer("PID", "1", "BIN", testkit.Helper(t, "ufunc"), "NCPU", "2", "CGDIR", "/",
 		"KADDR", "0", "OFFPID", "0", "COMM", "x", "CATFILE", "/etc/hostname")
-	for _, s := range scripts {
-		prog, err := lang.Parse(&lang.Source{Name: s.test, Text: fill.Replace(s.text)})
+	for _, s := range all {
+		text := s.text
+		if !s.runtime {
+			text = fill.Replace(text)
+		}
+		prog, err := lang.Parse(&lang.Source{Name: s.test, Text: text})
+		if err != nil && s.runtime {
+			// An error case: the runtime suite asserts its message.
+			t.Logf("%s: script does not parse (an error case?): %v", s.test, err)
+			continue
+		}
 		if err != nil {
 			t.Errorf("%s: script does not parse: %v\n%s", s.test, err, s.text)
 			continue
 		}
-		if !testFuncs[s.test] {
+		if !s.runtime && !testFuncs[s.test] {
 			t.Errorf("script registered for %s, which is not a test function of this package", s.test)
 			continue
 		}
@@ -166,13 +193,13 @@ func TestTableCovered(t *testing.T) {
 			t.Errorf("%s: no code generation and no documented reason (stdlib.NotGenerated)", name)
 		}
 		if len(covered[name]) == 0 {
-			t.Errorf("%s: no test in tests/builtins runs it", name)
+			t.Errorf("%s: no test in tests/builtins or case in testdata/runtime runs it", name)
 		}
 		if (b.Kind == stdlib.Var || b.Kind == stdlib.Func) && !formatted[name] && !valueless[name] && unsupportedHere[name] == "" {
 			t.Errorf("%s: no checked script prints a value of it (output formatting untested)", name)
 		}
 	}
-	t.Logf("%d rows covered by %d scripts", len(names), len(scripts))
+	t.Logf("%d rows covered by %d scripts (%d of them runtime cases)", len(names), len(all), len(all)-len(scripts))
 }
 
 // unsupportedHere are rows this machine cannot run (their tests assert the

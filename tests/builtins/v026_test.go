@@ -51,62 +51,6 @@ func TestTaskBuiltins(t *testing.T) {
 	expect(t, "leader of pingpong's second thread", got, "1 1 0 1 "+pcomm+"\n\n\n@t: 1\n")
 }
 
-var uprobe26Script = scriptOf("TestUprobe026", `uprobe:BIN:greet /pid == PID && @g == 0/ {
-	@g = 1;
-	printf("%d %s %d %d %d %d\n", usermode, probetype, ncpus == NCPU, has_cpid, strlen(str(arg0)), strlen(str(arg0, 5)));
-	exit();
-}`)
-
-var hasCpidScript = scriptOf("TestUprobe026", `tracepoint:syscalls:sys_enter_getpid /pid == cpid/ { printf("%d %d\n", has_cpid, cpid == pid); }`)
-
-// TestUprobe026: usermode is 1 in a uprobe, probetype names the provider,
-// ncpus the possible CPUs, strlen counts "hello gotrace" (13) and its
-// 5-byte cut; has_cpid is 0 with no -c command and 1 with one.
-func TestUprobe026(t *testing.T) {
-	requireTracing(t)
-	script := strings.ReplaceAll(uprobe26Script, "NCPU", fmt.Sprint(numCPU()))
-	got, _ := traceHelperLong26(t, script, "ufunc", "200000000")
-	expect(t, "uprobe", got, "1 uprobe 1 0 13 5\n\n\n@g: 1\n")
-	got = gt26(t, "-c", testkit.Helper(t, "getpid")+" 2", "-e", hasCpidScript)
-	expect(t, "has_cpid with -c", got, "1 1\n1 1\n")
-}
-
-// traceHelperLong26 is traceHelperLong under --compat 0.26.
-func traceHelperLong26(t *testing.T, script, helper string, args ...string) (string, *testkit.HelperProc) {
-	t.Helper()
-	h := testkit.StartHelper(t, helper, args...)
-	script = strings.ReplaceAll(script, "PID", fmt.Sprint(h.Pid))
-	script = strings.ReplaceAll(script, "BIN", testkit.Helper(t, helper))
-	tr := testkit.StartTracer(t, 30*time.Second, testkit.Gotrace(t), append(append([]string{}, v26...), "-e", script)...)
-	h.Go()
-	r := tr.Wait(30 * time.Second)
-	noCrash(t, r)
-	if r.TimedOut || r.ExitCode != 0 {
-		t.Fatalf("gotrace: exit %d timed out %v; stderr:\n%s", r.ExitCode, r.TimedOut, r.Stderr)
-	}
-	return body(r.Stdout), h
-}
-
-var ptonScript = scriptOf("TestPtonGetopt", `BEGIN {
-	printf("%s %s\n", ntop(pton("127.0.0.1")), ntop(pton("fe80::1")));
-	print(pton("1.2.3.4"));
-	exit();
-}`)
-
-var getoptScript = scriptOf("TestPtonGetopt", `BEGIN { printf("%d %s %d %d\n", getopt("aa", 20), getopt("ee", "hello"), getopt("cc"), getopt("dd")); exit(); }`)
-
-// TestPtonGetopt: pton's bytes (back through ntop, and printed as an
-// array), side by side with bpftrace 0.17; getopt's defaults and the
-// program options given after "--".
-func TestPtonGetopt(t *testing.T) {
-	requireTracing(t)
-	got := gt(t, "-e", ptonScript)
-	expect(t, "pton", got, "127.0.0.1 fe80::1\n[1,2,3,4]\n")
-	bpftraceSame(t, got, "-e", ptonScript)
-	expect(t, "getopt defaults", gt26(t, "-e", getoptScript), "20 hello 0 0\n")
-	expect(t, "getopt given", gt26(t, "-e", getoptScript, "--", "--aa=5", "--cc", "--ee=bye"), "5 bye 1 0\n")
-}
-
 var diagScript = scriptOf("TestDiagnostics", `BEGIN { errorf("bad %d, %s", 10, "x"); warnf("careful %d", 1); exit(); }`)
 var assertScript = scriptOf("TestDiagnostics", `BEGIN { $x = 1; assert($x == 1, "one"); printf("after\n"); assert($x == 2, "x is not 2"); printf("not here\n"); }`)
 var debugfScript = scriptOf("TestDiagnostics", `BEGIN { debugf("MARK %d %s", 5, "x"); exit(); }`)
@@ -210,20 +154,6 @@ func TestUnsafe026(t *testing.T) {
 	}
 	got, _ := traceHelper(t, writeUserScript, []string{"--compat", "0.26", "--unsafe"}, false, "openat", "1", missing)
 	expect(t, "write_user", got, "wrote 0\nopened 1\n")
-}
-
-var syscallNameScript = scriptOf("TestSyscallName", `tracepoint:raw_syscalls:sys_enter /pid == PID && args.id == 39/ {
-	@[syscall_name(args.id)] = count();
-}
-BEGIN { printf("%s %s|\n", syscall_name(0), syscall_name(100000)); }`)
-
-// TestSyscallName: syscall_name() of the id raw_syscalls:sys_enter gives
-// (getpid, 39 on x86-64) counts the helper's 300 calls under the name; a
-// constant id is named at compile time, an unknown one is empty.
-func TestSyscallName(t *testing.T) {
-	requireTracing(t)
-	got, _ := traceHelper(t, syscallNameScript, v26, true, "getpid", "300")
-	expect(t, "syscall_name", got, "read |\n\n\n@[getpid]: 300\n")
 }
 
 // The tseries() scripts: bpftrace's own test hook BPFTRACE_DUMMY_TS_MAP
@@ -336,19 +266,4 @@ func TestBigStrings(t *testing.T) {
 	got := gt26(t, "-c", "/usr/bin/env "+long, "-e", bigStrScript)
 	want := "0 /usr/bin/env\n/usr/bin/env\n(/usr/bin/env, /usr/bin/env)\n1 " + long + "\n" + long + "\n(" + long + ", " + long + ")\n"
 	expect(t, "big strings", got, want)
-}
-
-var strTruncScript = scriptOf("TestStrTruncated", `tracepoint:syscalls:sys_enter_execve /pid == cpid/ { $s = str(args.filename); printf("%s|%s|%d\n", $s, str(args.filename, 3), strncmp($s, "/usr/", 5)); print($s); }`)
-
-// TestStrTruncated: with max_strlen 5, bpftrace 0.26's str(p) of a longer
-// string holds its 5 characters and prints them with the ".." trailer
-// (str(p, n), which reads n characters here, has none); a string of 4 fits; bpftrace 0.17 keeps 4
-// characters and no trailer.
-func TestStrTruncated(t *testing.T) {
-	requireTracing(t)
-	t.Setenv("BPFTRACE_MAX_STRLEN", "5")
-	got := gt26(t, "-c", "/usr/bin/env /bin", "-e", strTruncScript)
-	expect(t, "str() truncated (0.26)", got, "/usr/..|/us|0\n/usr/..\n/bin|/bi|1\n/bin\n")
-	got = gt(t, "--compat", "0.17", "-c", "/usr/bin/env /bin", "-e", strings.ReplaceAll(strTruncScript, `, strncmp($s, "/usr/", 5)`, `, 0`))
-	expect(t, "str() truncated (0.17)", got, "/usr|/us|0\n/usr\n/bin|/bi|0\n/bin\n")
 }

@@ -7,6 +7,11 @@
 // Each test builds cmd/gotrace once (testkit.Gotrace), traces the C helpers
 // of testdata/helpers filtered by their pid, and compares exact output. A
 // missing capability skips the test, or fails it in CI (testkit.Require).
+//
+// The plain script-and-output cases (curtask, strings, integer widths,
+// casts, pointer arithmetic, type errors...) are in
+// testdata/runtime/types.txt, run by tests/runtime; the tests here need Go
+// (temp files, gcc and BTF layouts, environment variations).
 package types_test
 
 import (
@@ -111,31 +116,6 @@ func expect(t *testing.T, what, got, want string) {
 	}
 }
 
-// helperComm is the comm of a helper process: its file name, cut to 15 bytes.
-func helperComm(t *testing.T, name string) string {
-	c := filepath.Base(testkit.Helper(t, name))
-	if len(c) > 15 {
-		c = c[:15]
-	}
-	return c
-}
-
-// TestCurtask reads task_struct fields through BTF for a known process and
-// compares them with the builtins and with what the test knows: the helper
-// is single-threaded (tid = pid) and its parent is this test process.
-func TestCurtask(t *testing.T) {
-	requireTracing(t, testkit.BTF)
-	r, pid := trace(t, `tracepoint:syscalls:sys_enter_getpid /pid == $1/ {
-	printf("%d %d %d %d\n", curtask->pid, tid, curtask->tgid, pid);
-	printf("%s|%s|%d\n", curtask->comm, comm, curtask->real_parent->tgid);
-	printf("%d %d\n", curtask->pid == tid, curtask->tgid == pid);
-	exit();
-}`, true, "getpid", "1")
-	comm := helperComm(t, "getpid")
-	want := fmt.Sprintf("%d %d %d %d\n%s|%s|%d\n1 1\n", pid, pid, pid, pid, comm, comm, os.Getpid())
-	expect(t, "curtask fields", body(r.Stdout), want)
-}
-
 // shortDir is a temp dir with a short path, so traced paths stay under the
 // default 64-byte string length.
 func shortDir(t *testing.T) string {
@@ -216,107 +196,6 @@ func TestStrlen(t *testing.T) {
 			expect(t, "long path", strings.TrimPrefix(r.Stdout, "Attaching 1 probe...\n"), want)
 		})
 	}
-}
-
-// TestScriptStructFromUprobe: a struct declared in the script, read
-// through a pointer from a uprobe argument (user memory): ufunc passes
-// &origin = {.x = -7, .y = 1L << 40, .name = "gotrace"} to point_sum.
-func TestScriptStructFromUprobe(t *testing.T) {
-	requireTracing(t)
-	bin := testkit.Helper(t, "ufunc")
-	script := `struct point { int x; long y; char name[8]; }
-uprobe:` + bin + `:point_sum /pid == $1/ {
-	$p = (struct point *)arg0;
-	printf("%d %ld %s\n", $p->x, $p->y, $p->name);
-	print(*$p);
-	printf("%r|%r|%r\n", buf(arg0, 4), buf($p->name, 7), buf($p->name));
-	@x[$p->name] = $p->x;
-	@t = ($p->name, (int8)$p->x, (uint8)$p->x, (uint16)$p->x, (int64)$p->x);
-	exit();
-}`
-	r, _ := trace(t, script, true, "ufunc", "1")
-	want := `-7 1099511627776 gotrace
-{ .x = -7, .y = 1099511627776, .name = gotrace }
-\xf9\xff\xff\xff|gotrace|gotrace\x00
-
-
-@t: (gotrace, -7, 249, 65529, -7)
-@x[gotrace]: -7
-`
-	expect(t, "struct point", body(r.Stdout), want)
-}
-
-// TestUserStrings: str() of a user pointer, compared and searched.
-func TestUserStrings(t *testing.T) {
-	requireTracing(t)
-	bin := testkit.Helper(t, "ufunc")
-	script := `uprobe:` + bin + `:greet /pid == $1/ {
-	$s = str(arg0);
-	printf("%s|%d|%d|%d|%d|%d\n", $s, $s == "hello gotrace", $s != "hello gotrace",
-		strncmp($s, "help", 3), strncmp($s, "help", 4) != 0, strcontains($s, "got"));
-	@[$s, "k"] = ($s, 13);
-	exit();
-}`
-	r, _ := trace(t, script, true, "ufunc", "1")
-	want := "hello gotrace|1|0|0|1|1\n\n\n@[hello gotrace, k]: (hello gotrace, 13)\n"
-	expect(t, "greet", body(r.Stdout), want)
-}
-
-// TestStrings: string literals, comparison, strncmp/strcontains, string map
-// keys and values, tuples holding strings.
-func TestStrings(t *testing.T) {
-	requireTracing(t)
-	got := runOK(t, `BEGIN {
-	$s = "gotrace";
-	@k[$s] = "v1"; @k["other"] = "v2";
-	@t = ($s, 7, "x");
-	@n[$s, 2] = 5;
-	printf("%d %d %d %d %d %d %d\n", $s == "gotrace", $s != "gotrace", $s == "gotracE",
-		strncmp($s, "gotcha", 3), strncmp($s, "gotcha", 4) != 0, strcontains($s, "trac"), strcontains($s, "tracex"));
-	printf("[%s] [%s]\n", "", "a\tb");
-	exit();
-}`)
-	want := "1 0 0 0 1 1 0\n[] [a\tb]\n\n\n@k[gotrace]: v1\n@k[other]: v2\n@n[gotrace, 2]: 5\n@t: (gotrace, 7, x)\n"
-	expect(t, "strings", got, want)
-}
-
-// TestIntegerWidths: casts to each integer type truncate and sign-extend
-// as C does, and print so in printf and as map values.
-func TestIntegerWidths(t *testing.T) {
-	requireTracing(t)
-	got := runOK(t, `BEGIN {
-	printf("%d %d %d %d %d %d %d %d\n", (int8)-1, (int8)255, (uint8)-1, (int16)65535, (uint16)-1, (int32)4294967295, (uint32)-1, (int64)-1);
-	printf("%u %x %x %lu %d %d\n", (uint8)-1, (uint16)-1, (int8)-1, (uint64)-1, (int8)128, (uint8)256);
-	@i8 = (int8)-1; @u8 = (uint8)-1; @i16 = (int16)-2; @u16 = (uint16)-2;
-	@i32 = (int32)-3; @u32 = (uint32)-3; @i64 = (int64)-4; @u64 = (uint64)-4;
-	exit();
-}`)
-	want := `-1 -1 255 -1 65535 -1 -1 -1
-255 ffff ffffffff 18446744073709551615 -128 0
-
-
-@i16: -2
-@i32: -3
-@i64: -4
-@i8: -1
-@u16: 65534
-@u32: 4294967293
-@u64: 18446744073709551612
-@u8: 255
-`
-	expect(t, "integer widths", got, want)
-}
-
-// TestPointerCasts: integers to pointers and back keep the address.
-func TestPointerCasts(t *testing.T) {
-	requireTracing(t)
-	got := runOK(t, `struct point { int x; long y; char name[8]; }
-BEGIN {
-	$p = (struct point *)4096;
-	printf("%lu %lu %lu\n", (uint64)$p, (uint64)(int8 *)300, (uint64)(struct task_struct *)(uint64)$p);
-	exit();
-}`)
-	expect(t, "pointer casts", got, "4096 300 4096\n")
 }
 
 // The declarations of TestScriptLayout, laid out by gotrace and by gcc.
@@ -423,82 +302,4 @@ func memberOffset(s btf.Type, name string) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// TestTypeErrors: an unknown field suggests the real type's member; an
-// unknown type names the sources that were tried; a script struct that
-// redefines a kernel one must define what it embeds.
-func TestTypeErrors(t *testing.T) {
-	requireTracing(t, testkit.BTF)
-	for _, c := range []struct {
-		name, script string
-		want         []string
-	}{
-		{"field typo", `BEGIN { printf("%d\n", curtask->pdi); exit(); }`,
-			[]string{"stdin:1:24-36: ERROR: Struct/union of type 'struct task_struct' does not contain a field named 'pdi'", `HINT: did you mean "pid"?`}},
-		{"nested field typo", `BEGIN { printf("%d\n", curtask->real_parent->tigd); exit(); }`,
-			[]string{"does not contain a field named 'tigd'", `HINT: did you mean "tgid"?`}},
-		{"unknown type", `BEGIN { printf("%d\n", ((struct nosuchthing *)0)->x); exit(); }`,
-			[]string{"ERROR: Unknown struct/union: 'struct nosuchthing'", "(not in kernel BTF"}},
-		{"unknown type with decls", `struct mine { int a; } BEGIN { printf("%d\n", sizeof(struct nosuchthing)); exit(); }`,
-			[]string{"ERROR: Unknown struct/union: 'struct nosuchthing'", "(not in the script's declarations or kernel BTF"}},
-		{"redefined kernel struct", `struct task_struct { struct thread_info x; } BEGIN { printf("%d\n", curtask->x.status); exit(); }`,
-			[]string{"error: field 'x' of struct task_struct has incomplete type 'struct thread_info'"}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			r := run(t, nil, "-e", c.script)
-			if r.ExitCode == 0 {
-				t.Fatalf("exit 0, want an error; stdout:\n%s", r.Stdout)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(r.Stderr, w) {
-					t.Errorf("stderr lacks %q:\n%s", w, r.Stderr)
-				}
-			}
-		})
-	}
-}
-
-// knownBugs are product bugs these tests found that other packages must fix
-// (by test name): a listed test that fails logs "KNOWN BUG" instead of
-// failing; one that passes says the entry can go.
-var knownBugs = map[string]string{}
-
-func expectKnown(t *testing.T, what, got, want string) {
-	t.Helper()
-	bug, known := knownBugs[t.Name()]
-	switch {
-	case got == want && known:
-		t.Logf("known bug %q no longer reproduces: remove it from knownBugs", bug)
-	case got != want && known:
-		t.Logf("KNOWN BUG (%s): %s:\n--- got\n%s--- want\n%s", bug, what, got, want)
-	case got != want:
-		t.Errorf("%s:\n--- got\n%s--- want\n%s", what, got, want)
-	}
-}
-
-// TestPointerArithmetic: pointer arithmetic scales by the pointee's size,
-// as in C and bpftrace (conformance cases pointers.*).
-func TestPointerArithmetic(t *testing.T) {
-	requireTracing(t)
-	r := run(t, nil, "-e", `struct point { int x; long y; char name[8]; }
-BEGIN {
-	$p = (int32 *)32; $q = (struct point *)1000;
-	printf("%lu %lu %lu %lu\n", (uint64)($p + 1), (uint64)($p - 2), (uint64)((int16 *)32 + 3), (uint64)($q + 2));
-	$p++; $q -= 1;
-	printf("%lu %lu\n", (uint64)$p, (uint64)$q);
-	exit();
-}`)
-	if r.ExitCode != 0 {
-		t.Fatalf("exit %d: %s", r.ExitCode, r.Stderr)
-	}
-	expectKnown(t, "pointer arithmetic", body(r.Stdout), "36 24 38 1048\n36 976\n")
-}
-
-// TestExitDropsLaterEvents: nothing is printed after exit(), even when the
-// probe fired again before the tracer read the exit.
-func TestExitDropsLaterEvents(t *testing.T) {
-	requireTracing(t)
-	r, _ := trace(t, `tracepoint:syscalls:sys_enter_getpid /pid == $1/ { printf("hit\n"); exit(); }`, true, "getpid", "50")
-	expectKnown(t, "output after exit()", body(r.Stdout), "hit\n")
 }

@@ -45,3 +45,24 @@ BEGIN { }
 		}
 	}
 }
+
+func TestSplitAndDirective(t *testing.T) {
+	secs := Split("a\nb\n---\n\nc\n---\n")
+	got := fmt.Sprint(secs)
+	if want := "[{1 [a b]} {4 [ c]} {7 []}]"; got != want {
+		t.Errorf("Split: got %s, want %s", got, want)
+	}
+	for _, c := range []struct{ line, key, val, err string }{
+		{"//! name: x y", "name", "x y", ""},
+		{"//! serial", "serial", "", ""},
+		{"//! Bad", "", "", `bad directive "//! Bad" (//! key: value)`},
+	} {
+		k, v, ok, err := Directive(c.line)
+		if !ok || k != c.key || v != c.val || fmt.Sprint(err) != map[bool]string{true: "<nil>", false: c.err}[c.err == ""] {
+			t.Errorf("Directive(%q) = %q, %q, %v, %v", c.line, k, v, ok, err)
+		}
+	}
+	if _, _, ok, _ := Directive("// plain"); ok {
+		t.Error("a plain comment read as a directive")
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gotrace/gotrace/internal/chunked"
 	"github.com/gotrace/gotrace/internal/testkit"
 )
 
@@ -107,8 +108,6 @@ func Fill(s string, value func(kind, arg string) string) string {
 	})
 }
 
-var directiveRE = regexp.MustCompile(`^//! ([a-z-]+)(?:: ?(.*))?$`)
-
 // ReadCases reads the cases of path; a malformed file fails tb.
 func ReadCases(tb testing.TB, path string) []Case {
 	tb.Helper()
@@ -127,20 +126,14 @@ func ReadCases(tb testing.TB, path string) []Case {
 // separated by lines holding only "---".
 func ParseCases(file, text string) ([]Case, error) {
 	var out []Case
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	start := 0
-	for i := 0; i <= len(lines); i++ {
-		if i < len(lines) && lines[i] != "---" {
-			continue
-		}
-		c, err := parseCase(file, start+1, lines[start:i])
+	for _, sec := range chunked.Split(text) {
+		c, err := parseCase(file, sec.Line, sec.Lines)
 		if err != nil {
 			return nil, err
 		}
 		if c != nil {
 			out = append(out, *c)
 		}
-		start = i + 1
 	}
 	seen := map[string]int{}
 	for _, c := range out {
@@ -179,11 +172,10 @@ func parseCase(file string, first int, lines []string) (*Case, error) {
 			blank = false
 			continue
 		case strings.HasPrefix(l, "//!"):
-			m := directiveRE.FindStringSubmatch(l)
-			if m == nil {
-				return nil, bad("bad directive %q (//! key: value)", l)
+			key, val, _, derr := chunked.Directive(l)
+			if derr != nil {
+				return nil, bad("%v", derr)
 			}
-			key, val := m[1], strings.TrimSpace(m[2])
 			blank = false
 			switch key {
 			case "stdout", "stderr":

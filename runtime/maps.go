@@ -76,13 +76,12 @@ func (l *Loaded) ReadMap(ms *compiler.MapSpec) (*MapData, error) {
 		ncpu = n
 	}
 	if ok, err := readBatch(m, ms, perCPU, ncpu, md); ok || err != nil {
+		if err == nil {
+			fromArray(ms, md)
+		}
 		return md, err
 	}
-	defer func() {
-		if ms.ZeroIsAbsent {
-			md.Entries = dropZero(md.Entries)
-		}
-	}()
+	defer fromArray(ms, md)
 	var cur []byte
 	next := make([]byte, ms.KeySize)
 	first := true
@@ -132,6 +131,28 @@ func (l *Loaded) ReadMap(ms *compiler.MapSpec) (*MapData, error) {
 	return md, nil
 }
 
+// fromArray turns the slots of a key-less aggregation kept in a per-CPU
+// array into the entries its hash form holds: a zero slot is no entry
+// (ZeroIsAbsent), and a bucket array's u32 index becomes the hash form's
+// key, a u64 0 (no user key) followed by the u64 bucket index.
+func fromArray(ms *compiler.MapSpec, md *MapData) {
+	if ms.ZeroIsAbsent {
+		md.Entries = dropZero(md.Entries)
+	}
+	if !ms.BucketIndexKey {
+		return
+	}
+	keys := make([]byte, 16*len(md.Entries))
+	for i := range md.Entries {
+		e := &md.Entries[i]
+		k := keys[i*16 : (i+1)*16 : (i+1)*16]
+		if len(e.Key) >= 4 {
+			binary.LittleEndian.PutUint64(k[8:], uint64(binary.LittleEndian.Uint32(e.Key)))
+		}
+		e.Key = k
+	}
+}
+
 // dropZero removes the entries whose (merged) value is all zero bytes: a
 // ZeroIsAbsent map's slots that hold no count.
 func dropZero(es []Entry) []Entry {
@@ -158,6 +179,12 @@ const batchChunk = 4096
 func readBatch(m *ebpf.Map, ms *compiler.MapSpec, perCPU bool, ncpu int, md *MapData) (bool, error) {
 	switch ms.Type {
 	case ebpf.Hash, ebpf.PerCPUHash, ebpf.LRUHash, ebpf.LRUCPUHash:
+	case ebpf.PerCPUArray:
+		// A bucket array (up to a few thousand slots): one call, not
+		// two syscalls a slot.
+		if !ms.BucketIndexKey {
+			return false, nil
+		}
 	default:
 		return false, nil
 	}

@@ -203,6 +203,9 @@ func readBatch(m *ebpf.Map, ms *compiler.MapSpec, perCPU bool, ncpu int, md *Map
 	}
 	vals := reflect.MakeSlice(reflect.SliceOf(byteArr(ms.ValueSize)), nv, nv)
 	keysOut, valsOut := keys.Interface(), vals.Interface()
+	// Only tseries needs each CPU's value to print (its slots carry their
+	// own epochs); the other aggregations print from the merged value.
+	keepPerCPU := ms.User == nil || ms.User.Value == nil || ms.User.Value.Kind == types.Tseries
 	var cursor ebpf.MapBatchCursor
 	for {
 		n, err := m.BatchLookup(&cursor, keysOut, valsOut, nil)
@@ -217,6 +220,24 @@ func readBatch(m *ebpf.Map, ms *compiler.MapSpec, perCPU bool, ncpu int, md *Map
 		// with a few hundred thousand allocations instead of millions.
 		ks, vs := int(ms.KeySize), int(ms.ValueSize)
 		keyBuf := make([]byte, n*ks)
+		if perCPU && !keepPerCPU {
+			// The merged values only, one buffer for the batch.
+			merged := make([]byte, n*vs)
+			cpus := make([][]byte, ncpu)
+			for i := 0; i < n; i++ {
+				e := Entry{Key: keyBuf[i*ks : (i+1)*ks : (i+1)*ks], Value: merged[i*vs : (i+1)*vs : (i+1)*vs]}
+				copy(e.Key, keys.Index(i).Bytes())
+				for c := 0; c < ncpu; c++ {
+					cpus[c] = vals.Index(i*ncpu + c).Bytes()
+				}
+				mergePerCPUInto(ms, e.Value, cpus)
+				md.Entries = append(md.Entries, e)
+			}
+			if err != nil { // ErrKeyNotExist: the last batch
+				return true, nil
+			}
+			continue
+		}
 		valBuf := make([]byte, n*vs*ncpu)
 		var cpuIdx [][]byte
 		if perCPU {
@@ -248,6 +269,12 @@ func readBatch(m *ebpf.Map, ms *compiler.MapSpec, perCPU bool, ncpu int, md *Map
 // mergePerCPU folds per-CPU values into one as compiler/ABI.md says.
 func mergePerCPU(ms *compiler.MapSpec, cpus [][]byte) []byte {
 	out := make([]byte, ms.ValueSize)
+	mergePerCPUInto(ms, out, cpus)
+	return out
+}
+
+// mergePerCPUInto is mergePerCPU into out (ValueSize zero bytes).
+func mergePerCPUInto(ms *compiler.MapSpec, out []byte, cpus [][]byte) {
 	kind := types.Invalid
 	if ms.User != nil && ms.User.Value != nil {
 		kind = ms.User.Value.Kind
@@ -279,7 +306,6 @@ func mergePerCPU(ms *compiler.MapSpec, cpus [][]byte) []byte {
 			}
 		}
 	}
-	return out
 }
 
 // ClearMap deletes every entry (clear(@m)). Array maps are zeroed.

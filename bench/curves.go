@@ -254,7 +254,8 @@ func manyStacks(tmp string, n int) (string, error) {
 	// The calls run in a child that then stays alive (60 s at most) so
 	// that its stacks can be symbolized at exit; the parent reports the
 	// loop time and exits, ending the workload.
-	b.WriteString("};\n#include <unistd.h>\nint main(void) {\n  int p[2]; if (pipe(p)) return 1;\n  if (fork() == 0) {\n    close(p[0]);\n")
+	// The child closes stderr: the harness reads it to its end.
+	b.WriteString("};\n#include <unistd.h>\nint main(void) {\n  int p[2]; if (pipe(p)) return 1;\n  if (fork() == 0) {\n    close(p[0]); close(1); close(2);\n")
 	b.WriteString("    struct timespec a, z; clock_gettime(CLOCK_MONOTONIC, &a);\n    int s = 0;\n")
 	fmt.Fprintf(&b, "    for (int i = 0; i < %d; i++) s += fns[i](i);\n", n)
 	b.WriteString("    clock_gettime(CLOCK_MONOTONIC, &z);\n    long long ns = (long long)(z.tv_sec - a.tv_sec) * 1000000000LL + (z.tv_nsec - a.tv_nsec) + (s == 0);\n")

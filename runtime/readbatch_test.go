@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -168,5 +169,41 @@ func TestReadMapBucketArray(t *testing.T) {
 	}
 	if got := read(as); len(got) != 0 {
 		t.Errorf("cleared bucket array reads %v, want nothing", got)
+	}
+}
+
+// TestDeleteAllBatch: clear() of a hash map of several batches deletes
+// every entry (BPF_MAP_LOOKUP_AND_DELETE_BATCH, the key walk as fallback).
+func TestDeleteAllBatch(t *testing.T) {
+	requireBPF(t)
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []ebpf.MapType{ebpf.Hash, ebpf.PerCPUHash} {
+		n := 2*batchChunk + 5
+		m, err := ebpf.NewMap(&ebpf.MapSpec{Type: typ, KeySize: 8, ValueSize: 8, MaxEntries: uint32(n)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		for k := uint64(0); k < uint64(n); k++ {
+			var v any = k
+			if typ == ebpf.PerCPUHash {
+				v = make([]uint64, ncpu)
+			}
+			if err := m.Put(k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ms := &compiler.MapSpec{Name: "m_d", Type: typ, KeySize: 8, ValueSize: 8, MaxEntries: uint32(n)}
+		l := &Loaded{Spec: &compiler.Spec{Maps: []*compiler.MapSpec{ms}}, Maps: map[string]*ebpf.Map{ms.Name: m}}
+		if err := l.DeleteAll(ms); err != nil {
+			t.Fatal(err)
+		}
+		var k uint64
+		if err := m.NextKey(nil, &k); !errors.Is(err, ebpf.ErrKeyNotExist) {
+			t.Errorf("%v: a key is left after DeleteAll (%v)", typ, err)
+		}
 	}
 }

@@ -171,6 +171,24 @@ func dropZero(es []Entry) []Entry {
 // batchChunk is how many entries one BPF_MAP_LOOKUP_BATCH call reads.
 const batchChunk = 4096
 
+// batchBytes bounds one batch's key and value buffers: a map of
+// 10,000-byte string keys would otherwise allocate 80 MB a call (tens of
+// milliseconds before a clear() or print() even starts).
+const batchBytes = 1 << 20
+
+// batchEntries is how many of ms's entries one batch call moves: batchChunk,
+// fewer for a small map or large entries, at least 1.
+func batchEntries(ms *compiler.MapSpec, ncpu int) int {
+	chunk := batchChunk
+	if ms.MaxEntries > 0 && int(ms.MaxEntries) < chunk {
+		chunk = int(ms.MaxEntries)
+	}
+	if per := int(ms.KeySize) + int(ms.ValueSize)*ncpu; per > 0 && chunk*per > batchBytes {
+		chunk = max(1, batchBytes/per)
+	}
+	return chunk
+}
+
 // readBatch reads a hash map with BPF_MAP_LOOKUP_BATCH, batchChunk
 // entries a syscall, where the NextKey walk takes two syscalls per key
 // (a 10⁵-key map: seconds at exit). It says false, having read nothing,
@@ -191,10 +209,7 @@ func readBatch(m *ebpf.Map, ms *compiler.MapSpec, perCPU bool, ncpu int, md *Map
 	if ms.KeySize == 0 || ms.ValueSize == 0 {
 		return false, nil
 	}
-	chunk := batchChunk
-	if ms.MaxEntries > 0 && int(ms.MaxEntries) < chunk {
-		chunk = int(ms.MaxEntries)
-	}
+	chunk := batchEntries(ms, ncpu)
 	byteArr := func(n uint32) reflect.Type { return reflect.ArrayOf(int(n), reflect.TypeOf(byte(0))) }
 	keys := reflect.MakeSlice(reflect.SliceOf(byteArr(ms.KeySize)), chunk, chunk)
 	nv := chunk
@@ -401,10 +416,7 @@ func deleteBatch(m *ebpf.Map, ms *compiler.MapSpec) bool {
 		}
 		ncpu = n
 	}
-	chunk := batchChunk
-	if ms.MaxEntries > 0 && int(ms.MaxEntries) < chunk {
-		chunk = int(ms.MaxEntries)
-	}
+	chunk := batchEntries(ms, ncpu)
 	byteArr := func(n uint32) reflect.Type { return reflect.ArrayOf(int(n), reflect.TypeOf(byte(0))) }
 	keys := reflect.MakeSlice(reflect.SliceOf(byteArr(ms.KeySize)), chunk, chunk).Interface()
 	vals := reflect.MakeSlice(reflect.SliceOf(byteArr(ms.ValueSize)), chunk*ncpu, chunk*ncpu).Interface()

@@ -1,7 +1,7 @@
 package main
 
 // Scale curves (issue 20): how each tool's cost grows with the work — map
-// keys printed at exit, probes attached and detached, script lines and
+// keys printed at exit and by print(), probes attached and detached, script lines and
 // clauses compiled and loaded. One run per tool and size, the tools
 // alternating which goes first from size to size; each row is gotrace and
 // bpftrace side by side, and below each curve the growth between its two
@@ -91,6 +91,30 @@ func buildCurves(root, tmp string, wls map[string]*Workload, smoke bool) ([]*Cur
 				w.Args, w.Ops = []string{fmt.Sprint(n)}, int64(n)
 				return &Script{Workload: &w, Env: keysEnv(n + 1024),
 					Text: fmt.Sprintf(`tracepoint:syscalls:sys_enter_getpid /comm == "%s"/ { @[nsecs] = count(); }`, getpid.Comm())}, nil
+			}},
+		{Name: "print", What: "keys", Sizes: []int{1_000, 10_000, 100_000, 1_000_000},
+			metrics: []curveMetric{cmExit, cmKeys, cmRSS},
+			script: func(n int) (*Script, error) {
+				// As map-print, but the map is printed by print(@) in END
+				// (the print event's path) and cleared, so that nothing is
+				// left to print at exit.
+				w := *getpid
+				w.Args, w.Ops = []string{fmt.Sprint(n)}, int64(n)
+				return &Script{Workload: &w, Env: keysEnv(n + 1024),
+					Text: fmt.Sprintf(`tracepoint:syscalls:sys_enter_getpid /comm == "%s"/ { @[nsecs] = count(); } END { print(@); clear(@); }`, getpid.Comm())}, nil
+			}},
+		{Name: "ustack-symbolize", What: "user stacks", Sizes: []int{1_000, 10_000, 100_000},
+			metrics: []curveMetric{cmExit, cmKeys, cmRSS},
+			script: func(n int) (*Script, error) {
+				// n distinct user stacks (gtb_leaf called from each of n
+				// functions once), symbolized and printed at exit.
+				bin, err := manyStacks(tmp, n)
+				if err != nil {
+					return nil, err
+				}
+				w := &Workload{Name: fmt.Sprintf("stacks%d", n), Path: bin, Ops: int64(n)}
+				env := append(keysEnv(n+1024), fmt.Sprintf("GOTRACE_STACK_MAP_ENTRIES=%d", 2*n+1024))
+				return &Script{Workload: w, Env: env, Text: fmt.Sprintf(`uprobe:%s:gtb_leaf { @[ustack] = count(); }`, bin)}, nil
 			}},
 		{Name: "hist-print", What: "hist keys", Sizes: []int{100, 1_000},
 			metrics: []curveMetric{cmExit, cmKeys, cmRSS},
@@ -200,6 +224,49 @@ func manyFuncs(tmp string, n int) (string, error) {
 		return "", err
 	}
 	if out, err := exec.Command("gcc", "-O1", "-o", bin, src).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("gcc %s: %v: %s", src, err, firstLine(string(out)))
+	}
+	return bin, nil
+}
+
+// manyStacks builds (once per n) a helper whose n functions gtb_st_<i>
+// each call gtb_leaf once: n distinct user stacks under a uprobe on
+// gtb_leaf, made by a child process that stays alive afterwards (60 s at
+// most) so that the tracer can symbolize them at exit. With GT_TIME set
+// it prints the loop time (loop_ns), as the testdata helpers do. -O0 and
+// frame pointers: every frame is unwound.
+func manyStacks(tmp string, n int) (string, error) {
+	bin := filepath.Join(tmp, fmt.Sprintf("gtb_stacks%d", n))
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	var b strings.Builder
+	b.WriteString("#include <stdio.h>\n#include <stdlib.h>\n#include <time.h>\n")
+	b.WriteString("__attribute__((noinline, used)) int gtb_leaf(int x) { return x + 1; }\n")
+	b.WriteString("#define F(i) __attribute__((noinline, used)) int gtb_st_##i(int x) { return gtb_leaf(x) + i; }\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "F(%d)\n", i)
+	}
+	b.WriteString("typedef int (*fn)(int);\nstatic fn fns[] = {\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "gtb_st_%d,\n", i)
+	}
+	// The calls run in a child that then stays alive (60 s at most) so
+	// that its stacks can be symbolized at exit; the parent reports the
+	// loop time and exits, ending the workload.
+	// The child closes stderr: the harness reads it to its end.
+	b.WriteString("};\n#include <unistd.h>\nint main(void) {\n  int p[2]; if (pipe(p)) return 1;\n  if (fork() == 0) {\n    close(p[0]); close(1); close(2);\n")
+	b.WriteString("    struct timespec a, z; clock_gettime(CLOCK_MONOTONIC, &a);\n    int s = 0;\n")
+	fmt.Fprintf(&b, "    for (int i = 0; i < %d; i++) s += fns[i](i);\n", n)
+	b.WriteString("    clock_gettime(CLOCK_MONOTONIC, &z);\n    long long ns = (long long)(z.tv_sec - a.tv_sec) * 1000000000LL + (z.tv_nsec - a.tv_nsec) + (s == 0);\n")
+	b.WriteString("    write(p[1], &ns, sizeof ns); close(p[1]);\n    alarm(60); for (;;) pause();\n  }\n")
+	b.WriteString("  close(p[1]); long long ns = 0;\n  if (read(p[0], &ns, sizeof ns) != sizeof ns) return 1;\n")
+	b.WriteString("  if (getenv(\"GT_TIME\")) fprintf(stderr, \"loop_ns %lld\\n\", ns);\n  return 0;\n}\n")
+	src := bin + ".c"
+	if err := os.WriteFile(src, []byte(b.String()), 0o644); err != nil {
+		return "", err
+	}
+	if out, err := exec.Command("gcc", "-O0", "-fno-omit-frame-pointer", "-o", bin, src).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("gcc %s: %v: %s", src, err, firstLine(string(out)))
 	}
 	return bin, nil

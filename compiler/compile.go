@@ -433,8 +433,12 @@ func (c *compiler) userMap(mi *lang.MapInfo) (*MapSpec, *mapLayout, error) {
 	// inlined, its update needs no insert path): in 0.17 mode a zero
 	// prints `@: 0`; in 0.26 mode a zero is no entry (ZeroIsAbsent), which
 	// holds unless zero(@m) keeps the entry at 0 — then it is a hash.
+	// A key-less hist()/lhist() is likewise a per-CPU array indexed by
+	// the bucket, a zero bucket read as absent (a hit bucket counts at
+	// least 1), so that it prints exactly as the hash of hit buckets.
 	keepsZero := c.res.Opts.Compat.CountKeepsZero()
-	lay, err := layoutOf(mi, keepsZero || !c.zeroed(mi.Name))
+	hashed := c.keepsHash(mi.Name)
+	lay, err := layoutOf(mi, keepsZero || !hashed, !hashed)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -461,6 +465,11 @@ func (c *compiler) userMap(mi *lang.MapInfo) (*MapSpec, *mapLayout, error) {
 	if len(lay.parts) == 0 && !lay.bucket {
 		m.MaxEntries = 1
 	}
+	if lay.array && lay.bucket {
+		m.MaxEntries = uint32(lay.buckets)
+		m.ZeroIsAbsent = true
+		m.BucketIndexKey = true
+	}
 	if d := c.mapDecl(mi.Name); d != nil && len(lay.parts) > 0 {
 		// `let @m = lruhash(n);` (bpftrace 0.24-0.25): the kind and size.
 		m.MaxEntries = uint32(d.Size)
@@ -479,15 +488,18 @@ func (c *compiler) userMap(mi *lang.MapInfo) (*MapSpec, *mapLayout, error) {
 	return m, lay, nil
 }
 
-// zeroed reports whether the script calls zero() on map name (the
-// program is walked once, on the first question).
-func (c *compiler) zeroed(name string) bool {
+// keepsHash reports whether a key-less count()/hist() map must stay a
+// hash rather than a per-CPU array: the script calls zero() on it (a
+// zeroed entry prints, where an array's zero slot reads as absent) or
+// len() (which counts an array's every slot). The program is walked
+// once, on the first question.
+func (c *compiler) keepsHash(name string) bool {
 	if c.zeroedMaps == nil {
 		c.zeroedMaps = map[string]bool{}
 		if c.res != nil && c.res.Prog != nil {
 			for _, p := range c.res.Prog.Probes {
 				lang.Inspect(p, func(n lang.Node) bool {
-					if call, ok := n.(*lang.CallExpr); ok && call.Name == "zero" && len(call.Args) > 0 {
+					if call, ok := n.(*lang.CallExpr); ok && (call.Name == "zero" || call.Name == "len") && len(call.Args) > 0 {
 						if m, ok := call.Args[0].(*lang.MapExpr); ok {
 							c.zeroedMaps[m.Name] = true
 						}
@@ -565,8 +577,11 @@ type mapLayout struct {
 	agg       bool
 	// array: a key-less count() is a 1-entry PERCPU_ARRAY with the u32 key 0
 	// (ABI.md): its lookup always succeeds (the kernel inlines it), so
-	// counting is a lookup and an add, with no insert path.
-	array bool
+	// counting is a lookup and an add, with no insert path. A key-less
+	// hist()/lhist() with array set is a PERCPU_ARRAY of buckets slots
+	// keyed by the u32 bucket index (bucket set, bucketOff 0).
+	array   bool
+	buckets int
 }
 
 // storage is how a value of type t is stored in map keys, values and
@@ -586,8 +601,9 @@ func storage(t *types.Type) *types.Type {
 
 // layoutOf lays out map mi; countArray keeps a count() map without keys
 // in a one-slot per-CPU array, whose cleared value still prints (`@: 0`,
-// bpftrace 0.17), where a hash loses the entry (0.26).
-func layoutOf(mi *lang.MapInfo, countArray bool) (*mapLayout, error) {
+// bpftrace 0.17), where a hash loses the entry (0.26); bucketArray keeps
+// a hist()/lhist() map without keys in a per-CPU array of its buckets.
+func layoutOf(mi *lang.MapInfo, countArray, bucketArray bool) (*mapLayout, error) {
 	if mi == nil || mi.Value == nil {
 		return nil, fmt.Errorf("map has no type")
 	}
@@ -610,6 +626,11 @@ func layoutOf(mi *lang.MapInfo, countArray bool) (*mapLayout, error) {
 	case len(l.parts) == 0 && kind == types.Count && countArray:
 		l.array = true
 		l.key = types.U32
+	case len(l.parts) == 0 && (kind == types.Hist || kind == types.Lhist) && bucketArray && bucketCount(mi.Value) > 0:
+		l.array = true
+		l.buckets = bucketCount(mi.Value)
+		l.key = types.U32
+		l.bucketOff = 0
 	case l.bucket:
 		l.key = types.TupleOf(append(append([]*types.Type{}, keyParts...), types.U64)...)
 		l.bucketOff = l.key.Fields[len(l.key.Fields)-1].Offset
@@ -641,6 +662,27 @@ func layoutOf(mi *lang.MapInfo, countArray bool) (*mapLayout, error) {
 		return nil, fmt.Errorf("map %s: value of type %s has no size", mi.Name, mi.Value)
 	}
 	return l, nil
+}
+
+// bucketCount is the number of bucket indexes a hist()/lhist() of type vt
+// computes (stdlib's bucket functions; runtime/output's rows), 0 if its
+// parameters are unknown or too many for an array.
+func bucketCount(vt *types.Type) int {
+	switch vt.Kind {
+	case types.Hist:
+		k := vt.Lhist[0]
+		if k < 0 || k > 5 {
+			return 0
+		}
+		return int(64-k)<<k + 1 // <0, then 2^k values per power of 2
+	case types.Lhist:
+		min, max, step := vt.Lhist[0], vt.Lhist[1], vt.Lhist[2]
+		if step <= 0 || max <= min || (max-min)/step > 1<<16 {
+			return 0
+		}
+		return int((max-min)/step) + 2 // below min, the steps, at or above max
+	}
+	return 0
 }
 
 // tracepointRecord is the args record of one (non-wildcard) tracepoint,

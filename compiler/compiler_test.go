@@ -255,11 +255,14 @@ func TestAggregationsAndKeys(t *testing.T) {
 	check("m_mn", u64key(0), -3)
 	check("m_mx", u64key(0), 1000)
 	check("m_a", u64key(0), 5) // count in [0:8]
-	// hist: key = (u64 0, u64 bucket); 5 → [4,8) index 4; -3 → 0; 12 → 5; 0 → 1; 1000 → 2+9.
-	for _, bk := range []uint64{4, 0, 5, 1, 11} {
-		check("m_h", append(u64key(0), u64key(bk)...), 1)
+	// A key-less hist is a per-CPU array keyed by the u32 bucket index
+	// (ABI.md): 5 → [4,8) index 4; -3 → 0; 12 → 5; 0 → 1; 1000 → 2+9.
+	u32key := func(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
+	for _, bk := range []uint32{4, 0, 5, 1, 11} {
+		check("m_h", u32key(bk), 1)
 	}
-	check("m_l", append(u64key(0), u64key(4)...), 1) // 35 in [30,40): index 1+3
+	check("m_h", u32key(3), 0)
+	check("m_l", u32key(4), 1) // 35 in [30,40): index 1+3
 	// Two-part key (int64, string[3]) → tuple (8 + 3, padded to 16).
 	key := make([]byte, 16)
 	binary.LittleEndian.PutUint64(key, 1)

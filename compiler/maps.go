@@ -60,6 +60,9 @@ func keyExprs(e *lang.MapExpr, lay *mapLayout) []lang.Expr {
 func (g *gen) buildKey(e *lang.MapExpr, lay *mapLayout) (mem, error) {
 	km := g.allocMem(lay.key.Size)
 	if len(lay.parts) == 0 {
+		if lay.array && lay.bucket {
+			return km, nil // the bucket index is the whole key
+		}
 		size := asm.DWord
 		if lay.array {
 			size = asm.Word
@@ -373,13 +376,18 @@ func (g *gen) Aggregate(c *stdlib.Call, op stdlib.AggOp) error {
 		if err := op.Bucket(g, b, from); err != nil {
 			return err
 		}
-		g.storeReg(key.plus(lay.bucketOff), b, 8)
+		size := 8
+		if lay.array {
+			size = 4 // a bucket array's u32 index (below its MaxEntries)
+		}
+		g.storeReg(key.plus(lay.bucketOff), b, size)
 		g.free(b)
 	}
 	g.lookup(ms, key)
 	miss, done := g.label("miss"), g.label("agg")
 	if lay.array {
-		// Index 0 always exists; the test only satisfies the verifier.
+		// Index 0 (a bucket array: every bucket index) always exists; the
+		// test only satisfies the verifier.
 		g.emit(asm.JEq.Imm(asm.R0, 0, done))
 		update(g, asm.R0, arg)
 		g.place(done)

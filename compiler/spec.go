@@ -87,6 +87,10 @@ type MapSpec struct {
 	// 0.26 mode, where a count that never fired or was cleared or
 	// deleted prints nothing (the runtime drops zero entries on reading).
 	ZeroIsAbsent bool `json:",omitempty"`
+	// BucketIndexKey: a key-less hist()/lhist() kept in a per-CPU array
+	// indexed by the u32 bucket (ZeroIsAbsent too); the runtime reads
+	// each slot as the hash form's entry, key (u64 0, u64 bucket).
+	BucketIndexKey bool `json:",omitempty"`
 }
 
 // EventKind says what a ring-buffer record asks userspace to do: the

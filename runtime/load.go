@@ -138,10 +138,29 @@ func LoadWith(spec *compiler.Spec, opts LoadOptions) (*Loaded, error) {
 	// Load programs one at a time so a rejection names its program.
 	for _, p := range spec.Programs {
 		ps := cs.Programs[p.Name]
-		coll, err := ebpf.NewCollectionWithOptions(&ebpf.CollectionSpec{
-			Maps:     referencedMaps(cs, ps),
-			Programs: map[string]*ebpf.ProgramSpec{p.Name: ps},
-		}, ebpf.CollectionOptions{MapReplacements: replacementsFor(l.Maps, ps)})
+		var coll *ebpf.Collection
+		err := errNoLineInfo
+		if !opts.VerifyOnly {
+			// Without line info first: no BTF to build and load (cilium
+			// probes seven BTF features for it, ~1 ms of start-up). A
+			// refusal loads again with it, so its error names the
+			// script's lines.
+			bare := ps.Copy()
+			for i := range bare.Instructions {
+				bare.Instructions[i] = bare.Instructions[i].WithSource(nil)
+			}
+			coll, err = ebpf.NewCollectionWithOptions(&ebpf.CollectionSpec{
+				Maps:     referencedMaps(cs, bare),
+				Programs: map[string]*ebpf.ProgramSpec{p.Name: bare},
+			}, ebpf.CollectionOptions{MapReplacements: replacementsFor(l.Maps, bare),
+				Programs: ebpf.ProgramOptions{LogDisabled: true}})
+		}
+		if err != nil {
+			coll, err = ebpf.NewCollectionWithOptions(&ebpf.CollectionSpec{
+				Maps:     referencedMaps(cs, ps),
+				Programs: map[string]*ebpf.ProgramSpec{p.Name: ps},
+			}, ebpf.CollectionOptions{MapReplacements: replacementsFor(l.Maps, ps)})
+		}
 		if err != nil {
 			perr := programError(spec, p, err)
 			if opts.VerifyOnly && errors.Is(perr, errNoTrampoline) {
@@ -533,6 +552,9 @@ func (l *Loaded) Close() error {
 
 // defaultRBPagesPerCPU sizes the ring buffer when nothing else does.
 const defaultRBPagesPerCPU = 64
+
+// errNoLineInfo: the program was not yet loaded without line info.
+var errNoLineInfo = errors.New("not loaded without line info")
 
 // verifyAsKprobe loads ps's instructions as a kprobe-type program (and
 // closes it): on a kernel that refuses fentry/fexit, this is how a

@@ -76,13 +76,12 @@ func (l *Loaded) ReadMap(ms *compiler.MapSpec) (*MapData, error) {
 		ncpu = n
 	}
 	if ok, err := readBatch(m, ms, perCPU, ncpu, md); ok || err != nil {
+		if err == nil {
+			fromArray(ms, md)
+		}
 		return md, err
 	}
-	defer func() {
-		if ms.ZeroIsAbsent {
-			md.Entries = dropZero(md.Entries)
-		}
-	}()
+	defer fromArray(ms, md)
 	var cur []byte
 	next := make([]byte, ms.KeySize)
 	first := true
@@ -132,6 +131,28 @@ func (l *Loaded) ReadMap(ms *compiler.MapSpec) (*MapData, error) {
 	return md, nil
 }
 
+// fromArray turns the slots of a key-less aggregation kept in a per-CPU
+// array into the entries its hash form holds: a zero slot is no entry
+// (ZeroIsAbsent), and a bucket array's u32 index becomes the hash form's
+// key, a u64 0 (no user key) followed by the u64 bucket index.
+func fromArray(ms *compiler.MapSpec, md *MapData) {
+	if ms.ZeroIsAbsent {
+		md.Entries = dropZero(md.Entries)
+	}
+	if !ms.BucketIndexKey {
+		return
+	}
+	keys := make([]byte, 16*len(md.Entries))
+	for i := range md.Entries {
+		e := &md.Entries[i]
+		k := keys[i*16 : (i+1)*16 : (i+1)*16]
+		if len(e.Key) >= 4 {
+			binary.LittleEndian.PutUint64(k[8:], uint64(binary.LittleEndian.Uint32(e.Key)))
+		}
+		e.Key = k
+	}
+}
+
 // dropZero removes the entries whose (merged) value is all zero bytes: a
 // ZeroIsAbsent map's slots that hold no count.
 func dropZero(es []Entry) []Entry {
@@ -150,6 +171,24 @@ func dropZero(es []Entry) []Entry {
 // batchChunk is how many entries one BPF_MAP_LOOKUP_BATCH call reads.
 const batchChunk = 4096
 
+// batchBytes bounds one batch's key and value buffers: a map of
+// 10,000-byte string keys would otherwise allocate 80 MB a call (tens of
+// milliseconds before a clear() or print() even starts).
+const batchBytes = 1 << 20
+
+// batchEntries is how many of ms's entries one batch call moves: batchChunk,
+// fewer for a small map or large entries, at least 1.
+func batchEntries(ms *compiler.MapSpec, ncpu int) int {
+	chunk := batchChunk
+	if ms.MaxEntries > 0 && int(ms.MaxEntries) < chunk {
+		chunk = int(ms.MaxEntries)
+	}
+	if per := int(ms.KeySize) + int(ms.ValueSize)*ncpu; per > 0 && chunk*per > batchBytes {
+		chunk = max(1, batchBytes/per)
+	}
+	return chunk
+}
+
 // readBatch reads a hash map with BPF_MAP_LOOKUP_BATCH, batchChunk
 // entries a syscall, where the NextKey walk takes two syscalls per key
 // (a 10⁵-key map: seconds at exit). It says false, having read nothing,
@@ -158,16 +197,19 @@ const batchChunk = 4096
 func readBatch(m *ebpf.Map, ms *compiler.MapSpec, perCPU bool, ncpu int, md *MapData) (bool, error) {
 	switch ms.Type {
 	case ebpf.Hash, ebpf.PerCPUHash, ebpf.LRUHash, ebpf.LRUCPUHash:
+	case ebpf.PerCPUArray:
+		// A bucket array (up to a few thousand slots): one call, not
+		// two syscalls a slot.
+		if !ms.BucketIndexKey {
+			return false, nil
+		}
 	default:
 		return false, nil
 	}
 	if ms.KeySize == 0 || ms.ValueSize == 0 {
 		return false, nil
 	}
-	chunk := batchChunk
-	if ms.MaxEntries > 0 && int(ms.MaxEntries) < chunk {
-		chunk = int(ms.MaxEntries)
-	}
+	chunk := batchEntries(ms, ncpu)
 	byteArr := func(n uint32) reflect.Type { return reflect.ArrayOf(int(n), reflect.TypeOf(byte(0))) }
 	keys := reflect.MakeSlice(reflect.SliceOf(byteArr(ms.KeySize)), chunk, chunk)
 	nv := chunk
@@ -176,7 +218,18 @@ func readBatch(m *ebpf.Map, ms *compiler.MapSpec, perCPU bool, ncpu int, md *Map
 	}
 	vals := reflect.MakeSlice(reflect.SliceOf(byteArr(ms.ValueSize)), nv, nv)
 	keysOut, valsOut := keys.Interface(), vals.Interface()
+	// Only tseries needs each CPU's value to print (its slots carry their
+	// own epochs); the other aggregations print from the merged value.
+	keepPerCPU := ms.User == nil || ms.User.Value == nil || ms.User.Value.Kind == types.Tseries
 	var cursor ebpf.MapBatchCursor
+	// Each batch's entries in their own slice, joined once at the end:
+	// appending 10⁶ entries one by one reallocates (at 1.25× growth) about
+	// five times the final slice.
+	var batches [][]Entry
+	done := func() (bool, error) {
+		md.Entries = joinBatches(batches)
+		return true, nil
+	}
 	for {
 		n, err := m.BatchLookup(&cursor, keysOut, valsOut, nil)
 		if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
@@ -190,6 +243,26 @@ func readBatch(m *ebpf.Map, ms *compiler.MapSpec, perCPU bool, ncpu int, md *Map
 		// with a few hundred thousand allocations instead of millions.
 		ks, vs := int(ms.KeySize), int(ms.ValueSize)
 		keyBuf := make([]byte, n*ks)
+		batch := make([]Entry, 0, n)
+		if perCPU && !keepPerCPU {
+			// The merged values only, one buffer for the batch.
+			merged := make([]byte, n*vs)
+			cpus := make([][]byte, ncpu)
+			for i := 0; i < n; i++ {
+				e := Entry{Key: keyBuf[i*ks : (i+1)*ks : (i+1)*ks], Value: merged[i*vs : (i+1)*vs : (i+1)*vs]}
+				copy(e.Key, keys.Index(i).Bytes())
+				for c := 0; c < ncpu; c++ {
+					cpus[c] = vals.Index(i*ncpu + c).Bytes()
+				}
+				mergePerCPUInto(ms, e.Value, cpus)
+				batch = append(batch, e)
+			}
+			batches = append(batches, batch)
+			if err != nil { // ErrKeyNotExist: the last batch
+				return done()
+			}
+			continue
+		}
 		valBuf := make([]byte, n*vs*ncpu)
 		var cpuIdx [][]byte
 		if perCPU {
@@ -210,17 +283,40 @@ func readBatch(m *ebpf.Map, ms *compiler.MapSpec, perCPU bool, ncpu int, md *Map
 				e.Value = valBuf[i*vs : (i+1)*vs : (i+1)*vs]
 				copy(e.Value, vals.Index(i).Bytes())
 			}
-			md.Entries = append(md.Entries, e)
+			batch = append(batch, e)
 		}
+		batches = append(batches, batch)
 		if err != nil { // ErrKeyNotExist: the last batch
-			return true, nil
+			return done()
 		}
 	}
+}
+
+// joinBatches concatenates the batches' entries into one exact slice.
+func joinBatches(batches [][]Entry) []Entry {
+	if len(batches) == 1 {
+		return batches[0]
+	}
+	n := 0
+	for _, b := range batches {
+		n += len(b)
+	}
+	out := make([]Entry, 0, n)
+	for _, b := range batches {
+		out = append(out, b...)
+	}
+	return out
 }
 
 // mergePerCPU folds per-CPU values into one as compiler/ABI.md says.
 func mergePerCPU(ms *compiler.MapSpec, cpus [][]byte) []byte {
 	out := make([]byte, ms.ValueSize)
+	mergePerCPUInto(ms, out, cpus)
+	return out
+}
+
+// mergePerCPUInto is mergePerCPU into out (ValueSize zero bytes).
+func mergePerCPUInto(ms *compiler.MapSpec, out []byte, cpus [][]byte) {
 	kind := types.Invalid
 	if ms.User != nil && ms.User.Value != nil {
 		kind = ms.User.Value.Kind
@@ -252,7 +348,6 @@ func mergePerCPU(ms *compiler.MapSpec, cpus [][]byte) []byte {
 			}
 		}
 	}
-	return out
 }
 
 // ClearMap deletes every entry (clear(@m)). Array maps are zeroed.
@@ -284,6 +379,9 @@ func (l *Loaded) DeleteAll(ms *compiler.MapSpec) error {
 	if ms.Type == ebpf.Array || ms.Type == ebpf.PerCPUArray {
 		return l.ZeroMap(ms)
 	}
+	if deleteBatch(m, ms) {
+		return nil
+	}
 	keys, err := mapKeys(m, ms.KeySize)
 	if err != nil {
 		return fmt.Errorf("clear map %s: %w", ms.Name, err)
@@ -294,6 +392,44 @@ func (l *Loaded) DeleteAll(ms *compiler.MapSpec) error {
 		}
 	}
 	return nil
+}
+
+// deleteBatch empties a hash map with BPF_MAP_LOOKUP_AND_DELETE_BATCH,
+// batchChunk entries a syscall, where the key walk and one delete a key
+// take three syscalls a key (clear() of 10⁶ keys: seconds). It says false
+// when the kernel refuses batch operations on it; the key walk then
+// deletes what is left.
+func deleteBatch(m *ebpf.Map, ms *compiler.MapSpec) bool {
+	switch ms.Type {
+	case ebpf.Hash, ebpf.PerCPUHash, ebpf.LRUHash, ebpf.LRUCPUHash:
+	default:
+		return false
+	}
+	if ms.KeySize == 0 || ms.ValueSize == 0 {
+		return false
+	}
+	ncpu := 1
+	if isPerCPU(ms.Type) {
+		n, err := ebpf.PossibleCPU()
+		if err != nil {
+			return false
+		}
+		ncpu = n
+	}
+	chunk := batchEntries(ms, ncpu)
+	byteArr := func(n uint32) reflect.Type { return reflect.ArrayOf(int(n), reflect.TypeOf(byte(0))) }
+	keys := reflect.MakeSlice(reflect.SliceOf(byteArr(ms.KeySize)), chunk, chunk).Interface()
+	vals := reflect.MakeSlice(reflect.SliceOf(byteArr(ms.ValueSize)), chunk*ncpu, chunk*ncpu).Interface()
+	var cursor ebpf.MapBatchCursor
+	for {
+		_, err := m.BatchLookupAndDelete(&cursor, keys, vals, nil)
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+	}
 }
 
 // ZeroMap sets every value to zero, keeping the keys (zero(@m)).

@@ -192,10 +192,9 @@ func unwrapPathErr(err error) error {
 
 func (t *TextPrinter) mapData(m *MapData) output.MapData {
 	t.syncProbeNames() // probenames.go
-	md := output.MapData{Info: m.Spec.User, Entries: make([]output.Entry, 0, len(m.Entries))}
-	for _, e := range m.Entries {
-		md.Entries = append(md.Entries, output.Entry{Key: e.Key, Value: e.Value, PerCPU: e.PerCPU})
-	}
+	// The snapshot's entries as they are (Entry is output.Entry): a map
+	// of 10⁶ keys is not held twice while it prints.
+	md := output.MapData{Info: m.Spec.User, Entries: m.Entries}
 	if len(md.Entries) == 0 && keylessCount(m.Spec) && t.P.Compat.CountKeepsZero() {
 		// bpftrace 0.17 prints a keyless count() map that has no value
 		// (never counted, or deleted) as 0.

@@ -24,6 +24,7 @@ import (
 
 	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/compiler"
+	"github.com/gotrace/gotrace/runtime/output"
 )
 
 // Printer is what the runtime calls to print. The output package
@@ -51,12 +52,10 @@ type MapData struct {
 // Entry is one key/value pair. Value is merged over CPUs for per-CPU maps
 // following compiler/ABI.md (count/sum/hist/lhist summed, min/max over the
 // CPUs that set them, avg/stats count and sum summed); PerCPU holds the raw
-// per-CPU values (nil for shared maps).
-type Entry struct {
-	Key    []byte
-	Value  []byte
-	PerCPU [][]byte
-}
+// per-CPU values (nil for shared maps, and for per-CPU maps whose merged
+// Value says all the printer needs: every aggregation but tseries). It is
+// the printer's entry, so printing uses the snapshot's entries as they are.
+type Entry = output.Entry
 
 // Buffering is the -B mode.
 type Buffering int

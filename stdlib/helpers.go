@@ -111,9 +111,3 @@ func HelperCalls(insns asm.Instructions) []asm.BuiltinFunc {
 	return out
 }
 
-// NotGenerated lists the rows without code generation and why: their value
-// is known before any code runs.
-var NotGenerated = map[string]string{
-	"sizeof":   "a constant: the checker computes it (lang.SizeofExpr.Val)",
-	"offsetof": "a constant: the checker computes it (lang.OffsetofExpr.Val)",
-}

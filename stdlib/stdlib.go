@@ -8,6 +8,9 @@
 package stdlib
 
 import (
+	"sort"
+	"sync"
+
 	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
@@ -56,8 +59,11 @@ type Builtin struct {
 	// Check computes the result type (and validates the arguments, whose
 	// types are already set), reporting problems through c.
 	Check func(c Checker, call *Call) *types.Type
-	// Gen emits the code. Set by the compiler's codegen file for this row.
+	// Gen emits the code (the compiler calls it through the Gen interface).
 	Gen GenFunc
+	// Folded, on a row without Gen, says why it needs none: its value is
+	// a constant the checker computes (sizeof, offsetof).
+	Folded string
 	// Doc is one line for `gotrace -h builtins`-style help.
 	Doc string
 }
@@ -113,22 +119,64 @@ type Checker interface {
 // compiler defines its methods (see gen.go).
 type GenFunc func(g Gen, c *Call) error
 
-// Table holds every builtin by name.
-var Table = map[string]*Builtin{}
-
-// Register adds rows to Table; it panics on a duplicate name (a programming
-// error caught by every test run).
-func Register(rows ...*Builtin) {
-	for _, r := range rows {
-		if _, dup := Table[r.Name]; dup {
-			panic("stdlib: duplicate builtin " + r.Name)
-		}
-		Table[r.Name] = r
+// families are the table's rows, one function per family file (the row
+// and its code generation side by side there). The table is built on first
+// use, not at init: nothing registers itself by name.
+func families() [][]*Builtin {
+	return [][]*Builtin{
+		varRows(),     // table_vars.go: pid-independent variables, args, retval
+		taskRows(),    // table_task.go: pid, tid, nsecs, the task_struct readers
+		stackRows(),   // table_stacks.go: kstack, ustack, dw_ustack
+		funcRows(),    // table_funcs.go: output, control, symbols, kernel helpers
+		stringRows(),  // table_strings.go: strings, addresses, buffers
+		aggRows(),     // table_aggs.go: aggregations
+		mapFuncRows(), // table_aggs.go: functions of a whole map
+		utilRows(),    // table_util.go: strlen, has_cpid, write_user
+		assertRows(),  // table_util.go: assert
+		getoptRows(),  // table_getopt.go
+		v026Rows(),    // table_v026.go: is_err, signal_name
+		findRows(),    // table_v026.go: find
 	}
 }
 
-// Lookup returns the builtin named name.
+var (
+	tableOnce sync.Once
+	tableMap  map[string]*Builtin
+)
+
+// table is every row by name, built on first use.
+func table() map[string]*Builtin {
+	tableOnce.Do(buildTable)
+	return tableMap
+}
+
+func buildTable() {
+	m := map[string]*Builtin{}
+	for _, fam := range families() {
+		for _, r := range fam {
+			if _, dup := m[r.Name]; dup {
+				panic("stdlib: duplicate builtin " + r.Name)
+			}
+			m[r.Name] = r
+		}
+	}
+	tableMap = m
+}
+
+// Lookup returns the builtin named name (its exact row name: "argN" for
+// the numbered arguments; Resolve maps "arg3" to it).
 func Lookup(name string) (*Builtin, bool) {
-	b, ok := Table[name]
+	b, ok := table()[name]
 	return b, ok
+}
+
+// Rows returns every row, sorted by name.
+func Rows() []*Builtin {
+	t := table()
+	out := make([]*Builtin, 0, len(t))
+	for _, b := range t {
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

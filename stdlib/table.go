@@ -1,10 +1,8 @@
 package stdlib
 
-// This file holds the helpers the table rows share: registration in
-// package-level variable initializers (so every row exists before the
-// compiler's init() functions in gen*.go attach code generation), argument
-// rules with bpftrace 0.17's messages, and name resolution for the
-// numbered builtins (arg0..argN, sarg0..sargN).
+// This file holds the helpers the table rows share: argument rules with
+// bpftrace 0.17's messages, and name resolution for the numbered builtins
+// (arg0..argN, sarg0..sargN).
 
 import (
 	"fmt"
@@ -14,13 +12,6 @@ import (
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 )
-
-// rows registers rows and returns how many, so a table file can write
-// `var _ = rows(...)` and have the rows in Table before any init() runs.
-func rows(rs ...*Builtin) int {
-	Register(rs...)
-	return len(rs)
-}
 
 // MaxArgN is the highest argN/sargN index accepted (bpftrace accepts any
 // index the probe's ABI supplies; beyond the registers, uprobes read the
@@ -41,7 +32,7 @@ func Resolve(name string) (b *Builtin, n int, ok bool) {
 		}
 		return b, n, true
 	}
-	if b, ok := Table[name]; ok {
+	if b, ok := table()[name]; ok {
 		return b, -1, true
 	}
 	for _, fam := range []string{"sarg", "arg"} {
@@ -50,7 +41,7 @@ func Resolve(name string) (b *Builtin, n int, ok bool) {
 			if err != nil || k < 0 || k > MaxArgN || strconv.Itoa(k) != rest {
 				return nil, -1, false
 			}
-			b, ok := Table[fam+"N"]
+			b, ok := table()[fam+"N"]
 			return b, k, ok
 		}
 	}
@@ -92,7 +83,7 @@ func (c *Call) Mode(b *Builtin) string {
 // spelled as their first member), for "did you mean" hints.
 func Names(kind ...Kind) []string {
 	var out []string
-	for name, b := range Table {
+	for name, b := range table() {
 		if len(kind) > 0 {
 			match := false
 			for _, k := range kind {

@@ -60,31 +60,27 @@ var SignalNameSize = func() int {
 	return n + 1
 }()
 
-var _ = rows(
-	&Builtin{Name: "is_err", Kind: Func, Sig: "is_err(void *ptr)", MinArgs: 1, MaxArgs: 1, Since: "0.26",
-		Doc: "true if ptr is an error pointer (the kernel's IS_ERR: one of the last MAX_ERRNO = 4095 addresses, ERR_PTR(-errno))",
-		Check: func(c Checker, call *Call) *types.Type {
-			if t := call.Args[0].Type(); !invalid(t) && !isInt(t) && t.Kind != types.Pointer {
-				c.Errorf(call.Expr, "is_err() expects a pointer or integer argument (%s provided)", KindOfValue(t))
-				return types.InvalidType
-			}
-			return types.BoolType
-		}},
-	&Builtin{Name: "signal_name", Kind: Func, Sig: "signal_name(int sig)", MinArgs: 1, MaxArgs: 1, Since: "0.26",
-		Doc: "description of signal sig as strsignal(3) words it (\"Interrupt\" for 2; \"N/A\" if unknown), as a string",
-		Check: func(c Checker, call *Call) *types.Type {
-			if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
-				c.Errorf(call.Expr, "signal_name() only supports integer arguments (%s provided)", KindOfValue(t))
-				return types.InvalidType
-			}
-			return types.StringType(SignalNameSize)
-		}},
-)
-
-func init() {
-	Gens["is_err"] = genIsErr
-	Gens["signal_name"] = genSignalName
-	attachGens()
+func v026Rows() []*Builtin {
+	return []*Builtin{
+		&Builtin{Name: "is_err", Gen: genIsErr, Kind: Func, Sig: "is_err(void *ptr)", MinArgs: 1, MaxArgs: 1, Since: "0.26",
+			Doc: "true if ptr is an error pointer (the kernel's IS_ERR: one of the last MAX_ERRNO = 4095 addresses, ERR_PTR(-errno))",
+			Check: func(c Checker, call *Call) *types.Type {
+				if t := call.Args[0].Type(); !invalid(t) && !isInt(t) && t.Kind != types.Pointer {
+					c.Errorf(call.Expr, "is_err() expects a pointer or integer argument (%s provided)", KindOfValue(t))
+					return types.InvalidType
+				}
+				return types.BoolType
+			}},
+		&Builtin{Name: "signal_name", Gen: genSignalName, Kind: Func, Sig: "signal_name(int sig)", MinArgs: 1, MaxArgs: 1, Since: "0.26",
+			Doc: "description of signal sig as strsignal(3) words it (\"Interrupt\" for 2; \"N/A\" if unknown), as a string",
+			Check: func(c Checker, call *Call) *types.Type {
+				if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
+					c.Errorf(call.Expr, "signal_name() only supports integer arguments (%s provided)", KindOfValue(t))
+					return types.InvalidType
+				}
+				return types.StringType(SignalNameSize)
+			}},
+	}
 }
 
 // genIsErr: (u64)ptr >= (u64)-MAX_ERRNO.
@@ -186,16 +182,6 @@ func checkComm(c Checker, call *Call) *types.Type {
 	return types.StringType(16)
 }
 
-func init() {
-	current := Gens["comm"]
-	Table["comm"].Gen = func(g Gen, c *Call) error {
-		if len(c.Args) == 1 {
-			return genCommPid(g, c)
-		}
-		return current(g, c)
-	}
-}
-
 // genCommPid is comm(pid) as bpftrace 0.25's stdlib does it: the task of
 // pid (in the initial pid namespace) from the kfunc bpf_task_from_pid
 // (Linux 6.1), its comm read, the reference dropped with bpf_task_release;
@@ -245,17 +231,14 @@ func genCommPid(g Gen, c *Call) error {
 	return nil
 }
 
-var _ = rows(
-	&Builtin{Name: "find", Kind: MapFunc, Sig: "find(@map, key, $value)", MinArgs: 3, MaxArgs: 3, Since: "0.25",
-		Helpers: []string{"bpf_map_lookup_elem"},
-		Doc:     "true and $value = @map[key] if key is in the map, else false ($value untouched)",
-		// The checker types find() itself (lang/check/find.go).
-		Check: func(Checker, *Call) *types.Type { return types.BoolType }},
-)
-
-func init() {
-	Gens["find"] = func(g Gen, c *Call) error { return g.MapCall(c) }
-	attachGens()
+func findRows() []*Builtin {
+	return []*Builtin{
+		&Builtin{Name: "find", Gen: genFind, Kind: MapFunc, Sig: "find(@map, key, $value)", MinArgs: 3, MaxArgs: 3, Since: "0.25",
+			Helpers: []string{"bpf_map_lookup_elem"},
+			Doc:     "true and $value = @map[key] if key is in the map, else false ($value untouched)",
+			// The checker types find() itself (lang/check/find.go).
+			Check: func(Checker, *Call) *types.Type { return types.BoolType }},
+	}
 }
 
 // printf in an iter probe writes to the iterator's seq file with
@@ -412,3 +395,5 @@ func genIterPath(g Gen, c *Call, size int) (ok bool, err error) {
 	g.SetResultTemp(tmp)
 	return true, nil
 }
+
+func genFind(g Gen, c *Call) error { return g.MapCall(c) }

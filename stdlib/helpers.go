@@ -110,4 +110,3 @@ func HelperCalls(insns asm.Instructions) []asm.BuiltinFunc {
 	}
 	return out
 }
-

@@ -8,6 +8,7 @@
 package stdlib
 
 import (
+	"slices"
 	"sort"
 	"sync"
 
@@ -28,10 +29,55 @@ const (
 	MapFunc
 )
 
+// Flags are the argument shapes and uses of a row that the checker
+// enforces for every row alike (no builtin is special-cased by name).
+type Flags uint16
+
+const (
+	// Bare: a function also written without parentheses, as a variable
+	// (kstack, ustack, dw_ustack).
+	Bare Flags = 1 << iota
+	// ElemArg: the map argument of a MapFunc may also be one element or
+	// any value (print(@m[k]), print(1), delete(@m[k])); else an indexed
+	// map is typed as a value and the row reports it.
+	ElemArg
+	// KeyArg: the second argument is a key of the map the first names,
+	// unified with its key type (delete(@m, k), has_key(@m, k)).
+	KeyArg
+	// ProbeOnce: a refusal by Probes is reported at the first use in a
+	// clause only (args, retval: the clause's type is resolved once).
+	ProbeOnce
+	// KeyedMap: bpftrace 0.26 refuses a map without keys as the map
+	// argument (has_key).
+	KeyedMap
+	// OutArg: the call assigns its last argument, a variable, and the
+	// checker types the call as a whole (find(@m, k, $v)).
+	OutArg
+	// LongStrArgs: the call's string literals are used when compiling
+	// (formats, commands) and may be of any length (printf, system, cat,
+	// debugf).
+	LongStrArgs
+	// CheckBadArgs: the row's rule runs, reporting, even when an argument
+	// had an error (kstack, ustack, print: their messages name the
+	// argument bpftrace refuses).
+	CheckBadArgs
+	// ClockArg: the checker may append its own last argument, the dummy
+	// clock map of bpftrace's tests (tseries, BPFTRACE_DUMMY_TS_MAP).
+	ClockArg
+	// LoopWarn017: bpftrace 0.17 warns when the call is in a loop (print:
+	// the map is printed asynchronously).
+	LoopWarn017
+	// StrOfParam: a lone positional parameter argument is the parameter's
+	// text (str($1)), whatever it looks like.
+	StrOfParam
+)
+
 // Builtin is one row of the table.
 type Builtin struct {
 	Name string
 	Kind Kind
+	// Flags are the argument shapes the checker enforces (see Flags).
+	Flags Flags
 	// Sig is the signature as help and messages show it,
 	// e.g. "lhist(int64 n, int64 min, int64 max, int64 step)".
 	Sig string
@@ -46,7 +92,16 @@ type Builtin struct {
 	// beyond MaxArgs017 (hist(n, k), comm(pid)), named the same way.
 	Since, ArgsSince string
 	// Probes lists the probe providers where the builtin is allowed (nil: all).
+	// The checker refuses the others (ProbeError words it) before Check
+	// runs.
 	Probes []string
+	// NotProbes lists providers where the builtin is refused, in
+	// bpftrace's words `NAME can not be used with "P" probes` unless
+	// ProbeError words it.
+	NotProbes []string
+	// ProbeError words the refusal in a clause of provider p (nil: the
+	// NotProbes words).
+	ProbeError func(c Checker, call *Call, p string) string
 	// Unsafe builtins need --unsafe.
 	Unsafe bool
 	// Modes are the bare identifiers the first argument may be instead of
@@ -67,6 +122,31 @@ type Builtin struct {
 	// Doc is one line for `gotrace -h builtins`-style help.
 	Doc string
 }
+
+// RefusedIn returns the first of providers the row may not be used in
+// (its Probes and NotProbes), if any.
+func (b *Builtin) RefusedIn(providers []string) (string, bool) {
+	for _, p := range providers {
+		if b.Probes != nil && !slices.Contains(b.Probes, p) {
+			return p, true
+		}
+		if slices.Contains(b.NotProbes, p) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// ProbeMessage is the error for a use of the row in a clause of provider p.
+func (b *Builtin) ProbeMessage(c Checker, call *Call, p string) string {
+	if b.ProbeError != nil {
+		return b.ProbeError(c, call, p)
+	}
+	return call.Name + " can not be used with \"" + p + "\" probes"
+}
+
+// Has reports whether the row has every flag of f.
+func (b *Builtin) Has(f Flags) bool { return b.Flags&f == f }
 
 // Call is a use of a builtin: a CallExpr or a BuiltinExpr (then Args is nil).
 type Call struct {

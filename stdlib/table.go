@@ -212,34 +212,3 @@ func wantIntLit(c Checker, call *Call, i int) (int64, bool) {
 	c.Errorf(call.Expr, "%s() expects a integer literal (%s provided)", call.Name, KindOfValue(a.Type()))
 	return 0, false
 }
-
-// onlyProbes reports msg unless every provider of the clause is in allowed.
-func onlyProbes(c Checker, call *Call, allowed []string, msg func(provider string) string) bool {
-	for _, p := range c.Providers() {
-		ok := false
-		for _, a := range allowed {
-			if a == p {
-				ok = true
-			}
-		}
-		if !ok {
-			c.Errorf(call.Expr, "%s", msg(p))
-			return false
-		}
-	}
-	return true
-}
-
-// notIn reports `NAME can not be used with "P" probes` for the providers in
-// banned (bpftrace's text for reg, uaddr, signal ...).
-func notIn(c Checker, call *Call, banned ...string) bool {
-	for _, p := range c.Providers() {
-		for _, b := range banned {
-			if b == p {
-				c.Errorf(call.Expr, "%s can not be used with \"%s\" probes", call.Name, p)
-				return false
-			}
-		}
-	}
-	return true
-}

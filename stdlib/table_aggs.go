@@ -62,7 +62,7 @@ func aggRows() []*Builtin {
 				}
 				return t
 			}},
-		&Builtin{Name: "tseries", Gen: genTseries, Kind: Agg, Sig: "tseries(int64 n, int64 interval_ns, int64 num_intervals[, string agg])",
+		&Builtin{Name: "tseries", Gen: genTseries, Kind: Agg, Flags: ClockArg, Sig: "tseries(int64 n, int64 interval_ns, int64 num_intervals[, string agg])",
 			MinArgs: 3, MaxArgs: 4, Since: "0.24", Helpers: []string{"bpf_ktime_get_tai_ns"},
 			Doc:   "time series of n: num_intervals intervals of interval_ns, each the last value (or avg, max, min, sum)",
 			Check: checkTseries},
@@ -190,11 +190,15 @@ func wholeMapArg(c Checker, call *Call) bool {
 
 func mapFuncRows() []*Builtin {
 	return []*Builtin{
-		&Builtin{Name: "delete", Gen: genMapCall, Kind: MapFunc, Sig: "delete(@m[key]) | delete(@m, key)", MinArgs: 1, MaxArgs: 2,
+		&Builtin{Name: "delete", Gen: genMapCall, Kind: MapFunc, Flags: ElemArg | KeyArg, Sig: "delete(@m[key]) | delete(@m, key)", MinArgs: 1, MaxArgs: 2,
 			Helpers: []string{"bpf_map_delete_elem"}, Doc: "delete one element of a map",
 			Check: func(c Checker, call *Call) *types.Type {
 				if _, ok := mapArg(c, call, 0); !ok {
 					return types.InvalidType
+				}
+				if c.Compat().DeleteReturnsBool() {
+					// bpftrace 0.26: whether an element was deleted.
+					return types.BoolType
 				}
 				return types.NoneType
 			}},
@@ -212,10 +216,10 @@ func mapFuncRows() []*Builtin {
 				}
 				return wholeMapRule(types.S64)(c, call)
 			}},
-		&Builtin{Name: "has_key", Gen: genMapCall, Kind: MapFunc, Sig: "has_key(@m, key)", MinArgs: 2, MaxArgs: 2,
+		&Builtin{Name: "has_key", Gen: genMapCall, Kind: MapFunc, Flags: KeyArg | KeyedMap, Sig: "has_key(@m, key)", MinArgs: 2, MaxArgs: 2,
 			Helpers: []string{"bpf_map_lookup_elem"}, Doc: "whether a map holds key",
 			Check: wholeMapRule(types.BoolType)},
-		&Builtin{Name: "print", Gen: genPrint, Kind: MapFunc, Sig: "print(@m[, int top[, int div]]) | print(value)",
+		&Builtin{Name: "print", Gen: genPrint, Kind: MapFunc, Flags: ElemArg | CheckBadArgs | LoopWarn017, Sig: "print(@m[, int top[, int div]]) | print(value)",
 			MinArgs: 1, MaxArgs: 3, Doc: "print a map (optionally its top entries, values divided) or a value",
 			Check: checkPrint},
 	}

@@ -56,7 +56,7 @@ var kprobeOnly = []string{"kprobe"}
 
 func funcRows() []*Builtin {
 	return []*Builtin{
-		&Builtin{Name: "printf", Gen: genFormatEvent(EvPrintf), Kind: Func, Sig: "printf(string fmt, ...)", MinArgs: 1, MaxArgs: -1,
+		&Builtin{Name: "printf", Gen: genFormatEvent(EvPrintf), Kind: Func, Flags: LongStrArgs, Sig: "printf(string fmt, ...)", MinArgs: 1, MaxArgs: -1,
 			Helpers: []string{"bpf_ringbuf_output"}, Doc: "print formatted text",
 			Check: func(c Checker, call *Call) *types.Type { checkFormat(c, call, "printf", 1); return types.NoneType }},
 		&Builtin{Name: "errorf", Gen: genFormatEvent(EvErrorf), Kind: Func, Sig: "errorf(string fmt, ...)", MinArgs: 1, MaxArgs: -1,
@@ -65,7 +65,7 @@ func funcRows() []*Builtin {
 		&Builtin{Name: "warnf", Gen: genFormatEvent(EvWarnf), Kind: Func, Sig: "warnf(string fmt, ...)", MinArgs: 1, MaxArgs: -1,
 			Helpers: []string{"bpf_ringbuf_output"}, Doc: "print formatted text on stderr as a warning at the call's place (not with --no-warnings)",
 			Check: func(c Checker, call *Call) *types.Type { checkFormat(c, call, "warnf", 1); return types.NoneType }},
-		&Builtin{Name: "debugf", Gen: genDebugf, Kind: Func, Sig: "debugf(string fmt, ...)", MinArgs: 1, MaxArgs: -1,
+		&Builtin{Name: "debugf", Gen: genDebugf, Kind: Func, Flags: LongStrArgs, Sig: "debugf(string fmt, ...)", MinArgs: 1, MaxArgs: -1,
 			Helpers: []string{"bpf_trace_printk"}, Doc: "formatted text to the kernel's trace pipe (bpf_trace_printk, at most 3 arguments)",
 			Check: func(c Checker, call *Call) *types.Type {
 				checkFormat(c, call, "debugf", 1)
@@ -80,10 +80,10 @@ func funcRows() []*Builtin {
 				}
 				return types.NoneType
 			}},
-		&Builtin{Name: "system", Gen: genFormatEvent(EvSystem), Kind: Func, Sig: "system(string fmt, ...)", MinArgs: 1, MaxArgs: -1, Unsafe: true,
+		&Builtin{Name: "system", Gen: genFormatEvent(EvSystem), Kind: Func, Flags: LongStrArgs, Sig: "system(string fmt, ...)", MinArgs: 1, MaxArgs: -1, Unsafe: true,
 			Helpers: []string{"bpf_ringbuf_output"}, Doc: "run a shell command (needs --unsafe)",
 			Check: func(c Checker, call *Call) *types.Type { checkFormat(c, call, "system", 1); return types.NoneType }},
-		&Builtin{Name: "cat", Gen: genFormatEvent(EvCat), Kind: Func, Sig: "cat(string fmt, ...)", MinArgs: 1, MaxArgs: -1,
+		&Builtin{Name: "cat", Gen: genFormatEvent(EvCat), Kind: Func, Flags: LongStrArgs, Sig: "cat(string fmt, ...)", MinArgs: 1, MaxArgs: -1,
 			Helpers: []string{"bpf_ringbuf_output"}, Doc: "print a file's contents",
 			Check: func(c Checker, call *Call) *types.Type { checkFormat(c, call, "cat", 1); return types.NoneType }},
 		&Builtin{Name: "time", Gen: genTime, Kind: Func, Sig: "time([string fmt])", MinArgs: 0, MaxArgs: 1,
@@ -104,7 +104,7 @@ func funcRows() []*Builtin {
 				}
 				return types.NoneType
 			}},
-		&Builtin{Name: "str", Gen: genStr, Kind: Func, Sig: "str(char *s[, int length])", MinArgs: 1, MaxArgs: 2,
+		&Builtin{Name: "str", Gen: genStr, Kind: Func, Flags: StrOfParam, Sig: "str(char *s[, int length])", MinArgs: 1, MaxArgs: 2,
 			Helpers: []string{"bpf_probe_read_kernel_str", "bpf_probe_read_user_str"},
 			Doc:     "NUL-terminated string read from memory (up to STRLEN bytes)",
 			Check: func(c Checker, call *Call) *types.Type {
@@ -163,11 +163,9 @@ func funcRows() []*Builtin {
 				return &types.Type{Kind: types.Usym, Size: 16}
 			}},
 		&Builtin{Name: "reg", Gen: genReg, Kind: Func, Sig: "reg(string name)", MinArgs: 1, MaxArgs: 1,
-			Doc: "value of a CPU register at the probe (pt_regs)",
+			Doc:       "value of a CPU register at the probe (pt_regs)",
+			NotProbes: []string{"BEGIN", "END", "self", "interval", "tracepoint", "kfunc", "kretfunc"},
 			Check: func(c Checker, call *Call) *types.Type {
-				if !notIn(c, call, "BEGIN", "END", "self", "interval", "tracepoint", "kfunc", "kretfunc") {
-					return types.InvalidType
-				}
 				name, ok := wantStrLit(c, call, 0)
 				if !ok {
 					return types.InvalidType
@@ -229,14 +227,9 @@ func funcRows() []*Builtin {
 		signalRow("signal_thread", asm.FnSendSignalThread, "bpf_send_signal_thread", "send a signal to the current thread (needs --unsafe)"),
 		&Builtin{Name: "override", Gen: genOverride, Kind: Func, Sig: "override(int rc)", MinArgs: 1, MaxArgs: 1, Unsafe: true,
 			Probes: kprobeOnly, Helpers: []string{"bpf_override_return"},
-			Doc: "override the return value of the probed kernel function (needs --unsafe, error-injectable functions)",
+			Doc:        "override the return value of the probed kernel function (needs --unsafe, error-injectable functions)",
+			ProbeError: func(Checker, *Call, string) string { return "override can only be used with kprobes." },
 			Check: func(c Checker, call *Call) *types.Type {
-				for _, p := range c.Providers() {
-					if p != "kprobe" {
-						c.Errorf(call.Expr, "override can only be used with kprobes.")
-						return types.InvalidType
-					}
-				}
 				if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
 					c.Errorf(call.Expr, "override() only supports integer arguments (%s provided)", KindOfValue(t))
 					return types.InvalidType
@@ -303,10 +296,8 @@ func strLitRule(result *types.Type) func(Checker, *Call) *types.Type {
 func signalRow(name string, fn asm.BuiltinFunc, helper, doc string) *Builtin {
 	return &Builtin{Name: name, Gen: genSignal(fn), Kind: Func, Sig: name + "(string|int sig)", MinArgs: 1, MaxArgs: 1, Unsafe: true,
 		Helpers: []string{helper}, Doc: doc,
+		NotProbes: []string{"BEGIN", "END", "self", "interval"},
 		Check: func(c Checker, call *Call) *types.Type {
-			if !notIn(c, call, "BEGIN", "END", "self", "interval") {
-				return types.InvalidType
-			}
 			a := call.Args[0]
 			if s, ok := c.ConstStr(a); ok {
 				name := s

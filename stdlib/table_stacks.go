@@ -19,7 +19,7 @@ func stackRows() []*Builtin {
 	return []*Builtin{
 		stackRow("kstack", false),
 		stackRow("ustack", true),
-		&Builtin{Name: "dw_ustack", Gen: genDwStack, Kind: Func, Sig: "dw_ustack([mode][, int limit])", MinArgs: 0, MaxArgs: 2,
+		&Builtin{Name: "dw_ustack", Gen: genDwStack, Kind: Func, Flags: Bare, Sig: "dw_ustack([mode][, int limit])", MinArgs: 0, MaxArgs: 2,
 			Modes:   []string{"bpftrace", "perf", "raw"},
 			Probes:  []string{"uprobe", "uretprobe", "usdt"},
 			Helpers: []string{"bpf_probe_read_user"},
@@ -114,7 +114,7 @@ var StackModes = map[string]types.StackMode{
 }
 
 func stackRow(name string, user bool) *Builtin {
-	return &Builtin{Name: name, Gen: genStack(user), Kind: Func, Sig: name + "([mode][, int limit])", MinArgs: 0, MaxArgs: 2,
+	return &Builtin{Name: name, Gen: genStack(user), Kind: Func, Flags: Bare | CheckBadArgs, Sig: name + "([mode][, int limit])", MinArgs: 0, MaxArgs: 2,
 		Modes:   stackModes(user),
 		Helpers: []string{"bpf_get_stackid"},
 		Doc:     "stack trace as a value; mode bpftrace|perf|raw, limit 1..1024 frames",

@@ -768,12 +768,10 @@ func stringRows() []*Builtin {
 			Doc:   "address of a kernel symbol (resolved when the script loads)",
 			Check: strLitRule(types.U64)},
 		&Builtin{Name: "uaddr", Gen: genUaddr, Kind: Func, Sig: "uaddr(string symbol)", MinArgs: 1, MaxArgs: 1,
-			Probes: []string{"uprobe", "uretprobe", "usdt"},
-			Doc:    "address of a symbol in the probed binary",
+			// bpftrace refuses these only (kfunc, rawtracepoint ... pass).
+			NotProbes: []string{"BEGIN", "END", "self", "interval", "profile", "software", "hardware", "tracepoint", "kprobe", "kretprobe"},
+			Doc:       "address of a symbol in the probed binary",
 			Check: func(c Checker, call *Call) *types.Type {
-				if !notIn(c, call, "BEGIN", "END", "self", "interval", "profile", "software", "hardware", "tracepoint", "kprobe", "kretprobe") {
-					return types.InvalidType
-				}
 				name, ok := wantStrLit(c, call, 0)
 				if !ok {
 					return types.InvalidType
@@ -799,15 +797,13 @@ func stringRows() []*Builtin {
 		&Builtin{Name: "path", Gen: genPath, Kind: Func, Sig: "path(struct path *p | struct path p)", MinArgs: 1, MaxArgs: 1,
 			Probes: []string{"kfunc", "kretfunc", "iter"}, Helpers: []string{"bpf_d_path"},
 			Doc: "full path of a struct path (kfunc/iter probes; bpf_d_path)",
-			Check: func(c Checker, call *Call) *types.Type {
-				if !onlyProbes(c, call, []string{"kfunc", "kretfunc", "iter"}, func(p string) string {
-					if c.Compat().Legacy() {
-						return "The path function can only be used with 'kfunc', 'kretfunc', 'iter' probes"
-					}
-					return "path can not be used with \"" + p + "\" probes"
-				}) {
-					return types.InvalidType
+			ProbeError: func(c Checker, _ *Call, p string) string {
+				if c.Compat().Legacy() {
+					return "The path function can only be used with 'kfunc', 'kretfunc', 'iter' probes"
 				}
+				return "path can not be used with \"" + p + "\" probes"
+			},
+			Check: func(c Checker, call *Call) *types.Type {
 				// A struct path member (file->f_path) stands for its address,
 				// as in bpftrace.
 				if t := call.Args[0].Type(); !invalid(t) && t.Kind != types.Pointer && !isInt(t) && !(t.Kind == types.Record && t.Name == "struct path") {

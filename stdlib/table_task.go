@@ -35,6 +35,11 @@ func pidRow(name, doc string) *Builtin {
 				}
 				return types.InvalidType
 			}
+			if _, isVar := call.Expr.(*lang.BuiltinExpr); isVar && c.Compat().PidTid32() {
+				// bpftrace 0.26's pid and tid variables are uint32
+				// (bpftrace 0.22).
+				return types.U32
+			}
 			return types.U64
 		}}
 }

@@ -233,7 +233,7 @@ func genCommPid(g Gen, c *Call) error {
 
 func findRows() []*Builtin {
 	return []*Builtin{
-		&Builtin{Name: "find", Gen: genFind, Kind: MapFunc, Sig: "find(@map, key, $value)", MinArgs: 3, MaxArgs: 3, Since: "0.25",
+		&Builtin{Name: "find", Gen: genFind, Kind: MapFunc, Flags: OutArg, Sig: "find(@map, key, $value)", MinArgs: 3, MaxArgs: 3, Since: "0.25",
 			Helpers: []string{"bpf_map_lookup_elem"},
 			Doc:     "true and $value = @map[key] if key is in the map, else false ($value untouched)",
 			// The checker types find() itself (lang/check/find.go).

@@ -67,37 +67,41 @@ func varRows() []*Builtin {
 			}},
 		&Builtin{Name: "argN", Gen: genArg, Kind: Var, Sig: "arg0..argN", Probes: []string{"kprobe", "uprobe", "usdt", "rawtracepoint"},
 			Doc: "N-th argument of a kprobe/uprobe/usdt probe, or of a raw tracepoint (its u64 args[N])",
-			Check: func(c Checker, call *Call) *types.Type {
-				// Raw tracepoints too, as in bpftrace 0.17 (its message names
-				// the other three only).
-				if !onlyProbes(c, call, []string{"kprobe", "uprobe", "usdt", "rawtracepoint"},
-					func(string) string {
-						return "The " + call.Name + " builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes"
-					}) {
-					return types.InvalidType
-				}
-				return types.U64
-			}},
+			// Raw tracepoints too, as in bpftrace 0.17 (its message names
+			// the other three only).
+			ProbeError: func(_ Checker, call *Call, _ string) string {
+				return "The " + call.Name + " builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes"
+			},
+			Check: fixed(types.U64)},
 		&Builtin{Name: "sargN", Gen: genSarg, Kind: Var, Sig: "sarg0..sargN", Probes: []string{"kprobe", "uprobe"},
 			Doc: "N-th argument passed on the stack (x86-64)",
-			Check: func(c Checker, call *Call) *types.Type {
-				if !onlyProbes(c, call, []string{"kprobe", "uprobe"},
-					func(string) string {
-						return "The " + call.Name + " builtin can only be used with 'kprobes' and 'uprobes' probes"
-					}) {
-					return types.InvalidType
-				}
-				return types.U64
-			}},
-		&Builtin{Name: "retval", Gen: genRetval, Kind: Var, Sig: "retval",
+			ProbeError: func(_ Checker, call *Call, _ string) string {
+				return "The " + call.Name + " builtin can only be used with 'kprobes' and 'uprobes' probes"
+			},
+			Check: fixed(types.U64)},
+		&Builtin{Name: "retval", Gen: genRetval, Kind: Var, Sig: "retval", Flags: ProbeOnce,
 			Probes: []string{"kretprobe", "uretprobe", "kretfunc"},
 			Doc:    "return value of a kretprobe/uretprobe/kretfunc",
+			ProbeError: func(_ Checker, _ *Call, p string) string {
+				msg := "The retval builtin can only be used with 'kretprobe' and 'uretprobe' and 'kfunc' probes"
+				if p == "tracepoint" {
+					msg += " (try to use args->ret instead)"
+				}
+				return msg
+			},
 			Check: func(c Checker, call *Call) *types.Type {
 				return c.ProbeRetval(call.Expr)
 			}},
-		&Builtin{Name: "args", Gen: genCtx, Kind: Var, Sig: "args",
+		&Builtin{Name: "args", Gen: genCtx, Kind: Var, Sig: "args", Flags: ProbeOnce,
 			Probes: []string{"tracepoint", "rawtracepoint", "kfunc", "kretfunc", "uprobe", "uretprobe"},
 			Doc:    "the probe's typed arguments (tracepoint fields, kfunc/uprobe parameters)",
+			ProbeError: func(_ Checker, _ *Call, p string) string {
+				switch p {
+				case "BEGIN", "END", "self":
+					p = "special" // bpftrace 0.17's name in context messages
+				}
+				return "The args builtin can only be used with tracepoint/kfunc/uprobeprobes (" + p + " used here)"
+			},
 			Check: func(c Checker, call *Call) *types.Type {
 				return c.ProbeArgs(call.Expr)
 			}},
@@ -105,16 +109,14 @@ func varRows() []*Builtin {
 			Probes:  []string{"kprobe", "kretprobe", "uprobe", "uretprobe", "kfunc", "kretfunc"},
 			Helpers: []string{"bpf_get_func_ip"},
 			Doc:     "name of the traced function",
+			ProbeError: func(_ Checker, _ *Call, p string) string {
+				return "The func builtin can not be used with '" + p + "' probes"
+			},
 			Check: func(c Checker, call *Call) *types.Type {
 				user := false
 				for _, p := range c.Providers() {
-					switch p {
-					case "kprobe", "kretprobe", "kfunc", "kretfunc":
-					case "uprobe", "uretprobe":
+					if p == "uprobe" || p == "uretprobe" {
 						user = true
-					default:
-						c.Errorf(call.Expr, "The func builtin can not be used with '%s' probes", p)
-						return types.InvalidType
 					}
 				}
 				if user {

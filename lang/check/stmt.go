@@ -35,6 +35,7 @@ func (c *checker) checkProbe(p *lang.Probe) {
 		return true
 	})
 	c.retDone, c.retType = false, nil
+	clear(c.probeRefused)
 	p.Vars = nil
 	seen := map[string]bool{}
 	for _, ap := range p.Attach {

@@ -5,7 +5,6 @@ package stdlib
 // (arg0..argN, sarg0..sargN).
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -131,49 +130,9 @@ func KindOfValue(t *types.Type) string {
 	return t.Kind.String()
 }
 
-// tn is bpftrace's spelling of a type in messages (SizedType's <<).
-func tn(t *types.Type) string { return TypeName(t) }
-
 // TypeName spells t as bpftrace 0.17's messages do: "int64",
 // "unsigned int32", "string[16]", "struct task_struct *", "count" ...
-func TypeName(t *types.Type) string {
-	if t == nil {
-		return "none"
-	}
-	switch t.Kind {
-	case types.Invalid, types.None:
-		return "none"
-	case types.Int:
-		if t.Signed {
-			return fmt.Sprintf("int%d", t.Size*8)
-		}
-		return fmt.Sprintf("unsigned int%d", t.Size*8)
-	case types.Pointer:
-		if t.Elem == nil || t.Elem.Kind == types.None {
-			return "void *"
-		}
-		s := TypeName(t.Elem)
-		if strings.HasSuffix(s, "*") {
-			return s + "*"
-		}
-		return s + " *"
-	case types.Array:
-		return fmt.Sprintf("%s[%d]", TypeName(t.Elem), t.Len)
-	case types.Tuple:
-		parts := make([]string, len(t.Fields))
-		for i, f := range t.Fields {
-			parts[i] = TypeName(f.Type)
-		}
-		return "(" + strings.Join(parts, ",") + ")"
-	case types.Buffer:
-		return fmt.Sprintf("buffer[%d]", t.Size+1)
-	case types.Count, types.Sum, types.Min, types.Max, types.Avg, types.Stats, types.Hist, types.Lhist, types.Tseries:
-		return t.Kind.String()
-	case types.Ctx:
-		return "ctx"
-	}
-	return t.String()
-}
+func TypeName(t *types.Type) string { return t.Spell(true) }
 
 // argsSpan is the place bpftrace 0.17 reports format-string problems: from
 // the call's start to the end of its last argument.

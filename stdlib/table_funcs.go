@@ -113,11 +113,11 @@ func funcRows() []*Builtin {
 				if _, ok := a.(*lang.PositionalExpr); !ok {
 					t := a.Type()
 					if !invalid(t) && !isInt(t) && t.Kind != types.Pointer && t.Kind != types.Array && t.Kind != types.String {
-						c.Errorf(call.Expr, "str() expects an integer or a pointer type as first argument (%s provided)", tn(t))
+						c.Errorf(call.Expr, "str() expects an integer or a pointer type as first argument (%s provided)", TypeName(t))
 						return types.InvalidType
 					}
 					if t.Kind == types.String {
-						c.Errorf(call.Expr, "str() expects an integer or a pointer type as first argument (%s provided)", tn(t))
+						c.Errorf(call.Expr, "str() expects an integer or a pointer type as first argument (%s provided)", TypeName(t))
 						return types.InvalidType
 					}
 				}
@@ -382,7 +382,7 @@ func litString(e lang.Expr) (string, bool) {
 		return e.Text, true
 	case *lang.CallExpr:
 		// str($N) is the parameter's text (kaddr(str($1))).
-		if e.Name == "str" && len(e.Args) == 1 {
+		if b, ok := Lookup(e.Name); ok && b.Has(StrOfParam) && len(e.Args) == 1 {
 			if p, ok := e.Args[0].(*lang.PositionalExpr); ok && !p.Count {
 				return p.Text, true
 			}

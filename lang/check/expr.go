@@ -22,8 +22,6 @@ const (
 	ctxVarAssign
 )
 
-func tnOf(t *types.Type) string { return stdlib.TypeName(t) }
-
 // expr checks e, sets its type and returns it (never nil).
 func (c *checker) expr(e lang.Expr, ctx exprCtx) (t *types.Type) {
 	if e == nil {
@@ -95,7 +93,7 @@ func (c *checker) expr(e lang.Expr, ctx exprCtx) (t *types.Type) {
 			return types.InvalidType
 		}
 		if x.Kind != types.Tuple {
-			c.errorf(e, "Can not access index '%d' on expression of type '%s'", e.Index, typeName(x))
+			c.errorf(e, "Can not access index '%d' on expression of type '%s'", e.Index, stdlib.TypeName(x))
 			return types.InvalidType
 		}
 		if e.Index < 0 || e.Index >= len(x.Fields) {
@@ -115,7 +113,7 @@ func (c *checker) expr(e lang.Expr, ctx exprCtx) (t *types.Type) {
 			if elems[i].IsInvalid() {
 				bad = true
 			} else if elems[i].Kind == types.None || elems[i].Kind.IsAggregation() {
-				c.errorf(el, "Invalid expression in tuple: %s", typeName(elems[i]))
+				c.errorf(el, "Invalid expression in tuple: %s", stdlib.TypeName(elems[i]))
 				bad = true
 			}
 		}
@@ -541,11 +539,11 @@ func (c *checker) binary(e *lang.BinaryExpr) *types.Type {
 	}
 	op := e.Op
 	mismatch := func() *types.Type {
-		c.errorf(e, "Type mismatch for '%s': comparing '%s' with '%s'", op, typeName(x), typeName(y))
+		c.errorf(e, "Type mismatch for '%s': comparing '%s' with '%s'", op, stdlib.TypeName(x), stdlib.TypeName(y))
 		return types.InvalidType
 	}
 	opErr := func() *types.Type {
-		c.errAt(c.opSpan(e), "", "The %s operator can not be used on expressions of types %s, %s", op, typeName(x), typeName(y))
+		c.errAt(c.opSpan(e), "", "The %s operator can not be used on expressions of types %s, %s", op, stdlib.TypeName(x), stdlib.TypeName(y))
 		return types.InvalidType
 	}
 	xi, yi := x.IsInteger(), y.IsInteger()
@@ -684,7 +682,7 @@ func (c *checker) unary(e *lang.UnaryExpr) *types.Type {
 		case types.Int:
 			return types.IntType(8, x.Signed)
 		}
-		c.errorf(e, "Can not dereference type '%s'", typeName(x))
+		c.errorf(e, "Can not dereference type '%s'", stdlib.TypeName(x))
 		return types.InvalidType
 	case "&":
 		if t := c.addrOf026(e, x); t != nil {
@@ -693,7 +691,7 @@ func (c *checker) unary(e *lang.UnaryExpr) *types.Type {
 		c.errorf(e, "The & operator is not supported")
 		return types.InvalidType
 	}
-	c.errorf(e, "The %s operator can not be used on expressions of type '%s'", e.Op, typeName(x))
+	c.errorf(e, "The %s operator can not be used on expressions of type '%s'", e.Op, stdlib.TypeName(x))
 	return types.InvalidType
 }
 
@@ -713,7 +711,7 @@ func (c *checker) incdec(e *lang.UnaryExpr) *types.Type {
 		}
 		x.SetType(t)
 		if t != nil && !t.IsInvalid() && !t.IsInteger() && t.Kind != types.Pointer {
-			c.errorf(e, "The %s operator can not be used on expressions of type '%s'", e.Op, typeName(t))
+			c.errorf(e, "The %s operator can not be used on expressions of type '%s'", e.Op, stdlib.TypeName(t))
 			return types.InvalidType
 		}
 		return t
@@ -723,7 +721,7 @@ func (c *checker) incdec(e *lang.UnaryExpr) *types.Type {
 			return t
 		}
 		if !t.IsInteger() && t.Kind != types.Pointer {
-			c.errorf(e, "The %s operator can not be used on expressions of type '%s'", e.Op, typeName(t))
+			c.errorf(e, "The %s operator can not be used on expressions of type '%s'", e.Op, stdlib.TypeName(t))
 			return types.InvalidType
 		}
 		return t
@@ -790,7 +788,7 @@ func (c *checker) field(e *lang.FieldExpr) *types.Type {
 	}
 	if e.Arrow {
 		if x.Kind != types.Pointer || x.Elem == nil || x.Elem.Kind != types.Record {
-			c.errorf(e, "Can not access field '%s' on expression of type '%s'", e.Field, typeName(x))
+			c.errorf(e, "Can not access field '%s' on expression of type '%s'", e.Field, stdlib.TypeName(x))
 			return types.InvalidType
 		}
 		rec = x.Elem
@@ -803,7 +801,7 @@ func (c *checker) field(e *lang.FieldExpr) *types.Type {
 			rec = x.Elem
 		} else if x.Kind == types.Pointer && x.Elem != nil && x.Elem.Kind == types.Record {
 			c.errAt(c.dotSpan(e), "use '->' to access a member through a pointer",
-				"Can not access field '%s' on type '%s'. Try dereferencing it first, or using '->'", e.Field, typeName(x))
+				"Can not access field '%s' on type '%s'. Try dereferencing it first, or using '->'", e.Field, stdlib.TypeName(x))
 			return types.InvalidType
 		} else if x.Kind == types.Tuple && len(x.Fields) > 0 && x.Fields[0].Name != "" {
 			// A record's field (bpftrace 0.24): an element of the tuple.
@@ -816,7 +814,7 @@ func (c *checker) field(e *lang.FieldExpr) *types.Type {
 			c.errAt(c.dotSpan(e), "", "Record does not contain a field named '%s'", e.Field)
 			return types.InvalidType
 		} else if x.Kind != types.Record {
-			c.errAt(c.dotSpan(e), "", "Can not access field '%s' on expression of type '%s'", e.Field, typeName(x))
+			c.errAt(c.dotSpan(e), "", "Can not access field '%s' on expression of type '%s'", e.Field, stdlib.TypeName(x))
 			return types.InvalidType
 		}
 	}
@@ -993,10 +991,10 @@ func (c *checker) cast(e *lang.CastExpr) *types.Type {
 		if (x.IsInteger() || x.Kind == types.Array) && x.Size == to.Size {
 			return to
 		}
-		c.errorf(at, "Cannot cast from \"%s\" to \"%s\"", typeName(x), typeName(to))
+		c.errorf(at, "Cannot cast from \"%s\" to \"%s\"", stdlib.TypeName(x), stdlib.TypeName(to))
 		return types.InvalidType
 	}
-	c.errorf(at, "Casts are not supported for type: \"%s\"", typeName(x))
+	c.errorf(at, "Casts are not supported for type: \"%s\"", stdlib.TypeName(x))
 	return types.InvalidType
 }
 
@@ -1088,7 +1086,7 @@ func (c *checker) offsetof(e *lang.OffsetofExpr) *types.Type {
 	off := 0
 	for _, name := range e.Fields {
 		if rec.Kind != types.Record {
-			c.errorf(e, "offsetof() expects a struct or union type, got '%s'", typeName(rec))
+			c.errorf(e, "offsetof() expects a struct or union type, got '%s'", stdlib.TypeName(rec))
 			return types.InvalidType
 		}
 		f, ok := rec.Field(name)

@@ -48,7 +48,7 @@ func (c *checker) mapAccess(m *lang.MapExpr, write bool) *mapState {
 			c.errorf(k, "Invalid map key type: none")
 			bad = true
 		case t.Kind.IsAggregation():
-			c.errorf(k, "%s cannot be used as a map key", typeName(t))
+			c.errorf(k, "%s cannot be used as a map key", stdlib.TypeName(t))
 			bad = true
 		}
 	}

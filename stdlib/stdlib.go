@@ -1,10 +1,16 @@
 // Package stdlib is gotrace's one table of builtins: every builtin variable
 // (pid, comm, kstack ...), function (printf, str, ksym ...) and aggregation
-// (count, hist ...), each defined once with its signature, type rule, code
-// generation and output formatting.
+// (count, hist ...), each one row holding its signature, argument shapes
+// (Flags), probe rule (Probes, NotProbes, ProbeError), type rule (Check) and
+// code generation (Gen). Rows are grouped by family, one file per family
+// (table_*.go), each row beside its generator; families() lists them.
 //
-// The checker (lang/check) reads Check; the compiler reads Gen; the runtime
-// reads Format. A test walks Table and fails on a row missing any of them.
+// The checker (lang/check) enforces the row's arity, flags and probe rule
+// for every row alike and then runs Check; the compiler runs Gen; values
+// print by their type (the runtime's output package, table_format.go).
+// Tests walk Rows() and fail on a row without a type rule, without code
+// generation (or a Folded reason) or without a test script using it
+// (tests/builtins TestTableCovered).
 package stdlib
 
 import (
@@ -214,8 +220,6 @@ func families() [][]*Builtin {
 		utilRows(),    // table_util.go: strlen, has_cpid, write_user
 		assertRows(),  // table_util.go: assert
 		getoptRows(),  // table_getopt.go
-		v026Rows(),    // table_v026.go: is_err, signal_name
-		findRows(),    // table_v026.go: find
 	}
 }
 

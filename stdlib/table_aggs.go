@@ -222,6 +222,11 @@ func mapFuncRows() []*Builtin {
 		&Builtin{Name: "print", Gen: genPrint, Kind: MapFunc, Flags: ElemArg | CheckBadArgs | LoopWarn017, Sig: "print(@m[, int top[, int div]]) | print(value)",
 			MinArgs: 1, MaxArgs: 3, Doc: "print a map (optionally its top entries, values divided) or a value",
 			Check: checkPrint},
+		&Builtin{Name: "find", Gen: genFind, Kind: MapFunc, Flags: OutArg, Sig: "find(@map, key, $value)", MinArgs: 3, MaxArgs: 3, Since: "0.25",
+			Helpers: []string{"bpf_map_lookup_elem"},
+			Doc:     "true and $value = @map[key] if key is in the map, else false ($value untouched)",
+			// The checker types find() itself (lang/check/find.go).
+			Check: func(Checker, *Call) *types.Type { return types.BoolType }},
 	}
 }
 
@@ -531,3 +536,5 @@ func genLhist(g Gen, c *Call) error {
 	return g.Aggregate(c, AggOp{Kind: types.Lhist, Arg: c.Args[0], ValueSize: 8,
 		Bucket: linearBucket(min, max, step), Update: addImm(0, 1), Init: storeImm(1)})
 }
+
+func genFind(g Gen, c *Call) error { return g.MapCall(c) }

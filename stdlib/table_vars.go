@@ -369,3 +369,103 @@ func genFunc(g Gen, c *Call) error {
 	}
 	return nil
 }
+
+// iterCtx is the type of ctx in an iter:NAME clause: a pointer to the
+// kernel's struct bpf_iter__NAME (meta, then the object the iterator
+// visits: task, task and file, task and vma ...), nil elsewhere.
+func iterCtx(c Checker, call *Call) *types.Type {
+	if call.Probe == nil {
+		return nil
+	}
+	name := ""
+	for _, ap := range call.Probe.Attach {
+		if ap.Provider != "iter" {
+			return nil
+		}
+		if name != "" && ap.Func != name {
+			c.Errorf(call.Expr, "ctx: iter:%s and iter:%s have different contexts; use one iterator per probe", name, ap.Func)
+			return types.InvalidType
+		}
+		name = ap.Func
+	}
+	if name == "" {
+		return nil
+	}
+	t, err := c.LookupType("struct bpf_iter__" + name)
+	if err != nil || t == nil || t.Kind != types.Record || len(t.Fields) == 0 {
+		c.Errorf(call.Expr, "ctx: the kernel's BTF has no struct bpf_iter__%s (iterator %s unknown)", name, name)
+		return types.InvalidType
+	}
+	return types.PointerTo(t, types.AddrKernel)
+}
+
+// UnknownComm is comm(pid) of a pid no task has.
+const UnknownComm = "[Unknown]"
+
+func checkComm(c Checker, call *Call) *types.Type {
+	if len(call.Args) == 1 {
+		if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
+			c.Errorf(call.Expr, "comm() only supports an integer pid as the argument (%s provided)", KindOfValue(t))
+			return types.InvalidType
+		}
+		task, err := c.LookupType("struct task_struct")
+		if err != nil || task == nil || task.Kind != types.Record {
+			c.Errorf(call.Expr, "comm(pid) needs the kernel's BTF for struct task_struct")
+			return types.InvalidType
+		}
+		if _, ok := task.Field("comm"); !ok {
+			c.Errorf(call.Expr, "comm(pid): struct task_struct has no member comm")
+			return types.InvalidType
+		}
+	}
+	return types.StringType(16)
+}
+
+// genCommPid is comm(pid) as bpftrace 0.25's stdlib does it: the task of
+// pid (in the initial pid namespace) from the kfunc bpf_task_from_pid
+// (Linux 6.1), its comm read, the reference dropped with bpf_task_release;
+// "[Unknown]" when no task has that pid.
+func genCommPid(g Gen, c *Call) error {
+	task, err := g.KernelType("struct task_struct")
+	if err != nil {
+		return err
+	}
+	comm, ok := task.Field("comm")
+	if !ok {
+		return fmt.Errorf("struct task_struct has no member comm")
+	}
+	from, err := g.Kfunc("comm(pid)", "bpf_task_from_pid")
+	if err != nil {
+		return err
+	}
+	release, err := g.Kfunc("comm(pid)", "bpf_task_release")
+	if err != nil {
+		return err
+	}
+	pid, err := g.EvalInt(c.Args[0])
+	if err != nil {
+		return err
+	}
+	t := g.TempMem(16, true)
+	g.Emit(asm.Mov.Reg32(asm.R1, pid), from)
+	g.Free(pid)
+	ref, err := g.Hold(asm.R0)
+	if err != nil {
+		return err
+	}
+	unknown := g.Label("comm_unknown")
+	done := g.Label("comm_done")
+	g.Emit(asm.JEq.Imm(ref, 0, unknown))
+	g.TempAddr(asm.R1, t, 0)
+	g.Emit(asm.Mov.Imm(asm.R2, 16), asm.Mov.Reg(asm.R3, ref), asm.Add.Imm(asm.R3, int32(comm.Offset)),
+		asm.FnProbeReadKernel.Call(),
+		asm.Mov.Reg(asm.R1, ref), release, asm.Ja.Label(done))
+	g.Place(unknown)
+	g.TempAddr(asm.R1, t, 0)
+	storeName(g, UnknownComm)
+	g.Place(done)
+	g.Emit(asm.Mov.Imm(asm.R0, 0)) // carries the label; R0-R5 are dead here
+	g.Free(ref)
+	g.SetResultTemp(t)
+	return nil
+}

@@ -85,7 +85,7 @@ var testFuncs = func() map[string]bool {
 	return out
 }()
 
-// TestTableCovered walks stdlib.Table: every row needs a type rule, code
+// TestTableCovered walks stdlib.Rows(): every row needs a type rule, code
 // generation or a documented reason not to have it, a printer for the
 // values it gives (decoded and printed by runtime/output), and a script
 // that uses it: one registered by a test here (the test must exist) or a

@@ -73,6 +73,11 @@ const (
 	// LoopWarn017: bpftrace 0.17 warns when the call is in a loop (print:
 	// the map is printed asynchronously).
 	LoopWarn017
+	// Token: bpftrace's lexer has the name as a builtin token (a
+	// "builtin" in syntax errors, a BuiltinExpr in the tree; argN and
+	// sargN: every arg<digits>, sarg<digits>); other rows' names are
+	// identifiers the checker resolves (lang.BuiltinToken).
+	Token
 	// StrOfParam: a lone positional parameter argument is the parameter's
 	// text (str($1)), whatever it looks like.
 	StrOfParam

@@ -47,6 +47,26 @@ func Resolve(name string) (b *Builtin, n int, ok bool) {
 	return nil, -1, false
 }
 
+// IsToken reports whether word is a builtin token of bpftrace's lexer:
+// the name of a row flagged Token, or arg/sarg followed by digits when
+// argN/sargN are (lang.BuiltinToken).
+func IsToken(word string) bool {
+	if b, ok := table()[word]; ok {
+		return b.Has(Token)
+	}
+	for _, fam := range []string{"sarg", "arg"} {
+		if rest, found := strings.CutPrefix(word, fam); found && rest != "" && strings.Trim(rest, "0123456789") == "" {
+			b, ok := table()[fam+"N"]
+			return ok && b.Has(Token)
+		}
+	}
+	return false
+}
+
+// The parser asks the table which words are builtin tokens; linking the
+// table in is what tells it (the lexer itself knows no builtin names).
+func init() { lang.BuiltinToken = IsToken }
+
 // BuiltinPrefix is bpftrace 0.26's spelling of a builtin variable that a
 // user macro cannot shadow: __builtin_pid is pid.
 const BuiltinPrefix = "__builtin_"

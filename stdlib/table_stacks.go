@@ -114,7 +114,7 @@ var StackModes = map[string]types.StackMode{
 }
 
 func stackRow(name string, user bool) *Builtin {
-	return &Builtin{Name: name, Gen: genStack(user), Kind: Func, Flags: Bare | CheckBadArgs, Sig: name + "([mode][, int limit])", MinArgs: 0, MaxArgs: 2,
+	return &Builtin{Name: name, Gen: genStack(user), Kind: Func, Flags: Bare | CheckBadArgs | Token, Sig: name + "([mode][, int limit])", MinArgs: 0, MaxArgs: 2,
 		Modes:   stackModes(user),
 		Helpers: []string{"bpf_get_stackid"},
 		Doc:     "stack trace as a value; mode bpftrace|perf|raw, limit 1..1024 frames",

@@ -24,7 +24,7 @@ var PidModes = []string{"curr_ns", "init"}
 var ClockModes = []string{"monotonic", "boot", "tai", "sw_tai"}
 
 func pidRow(name, doc string) *Builtin {
-	return &Builtin{Name: name, Gen: genPid(name == "pid"), Kind: Var, Sig: name + "([curr_ns|init])", MaxArgs: 1, Modes: PidModes,
+	return &Builtin{Name: name, Gen: genPid(name == "pid"), Kind: Var, Flags: Token, Sig: name + "([curr_ns|init])", MaxArgs: 1, Modes: PidModes,
 		Helpers: []string{"bpf_get_current_pid_tgid", "bpf_get_ns_current_pid_tgid"}, Doc: doc,
 		Check: func(c Checker, call *Call) *types.Type {
 			if len(call.Args) == 1 && call.Mode(table()[name]) == "" {
@@ -90,7 +90,7 @@ func taskRows() []*Builtin {
 	return []*Builtin{
 		pidRow("pid", "process id (tgid) of the current task, in the tracer's pid namespace; pid(init): in the initial one"),
 		pidRow("tid", "thread id of the current task, in the tracer's pid namespace; tid(init): in the initial one"),
-		&Builtin{Name: "nsecs", Gen: genNsecs, Kind: Var, Sig: "nsecs([monotonic|boot|tai|sw_tai])", MaxArgs: 1, Modes: ClockModes,
+		&Builtin{Name: "nsecs", Gen: genNsecs, Kind: Var, Flags: Token, Sig: "nsecs([monotonic|boot|tai|sw_tai])", MaxArgs: 1, Modes: ClockModes,
 			Helpers: []string{"bpf_ktime_get_ns"},
 			Doc:     "nanoseconds of a clock: boot (the default: since boot, with suspend), monotonic (without suspend), tai, sw_tai",
 			Check: func(c Checker, call *Call) *types.Type {
@@ -109,7 +109,7 @@ func taskRows() []*Builtin {
 		taskRow("leader_pid", "leader_pid([struct task_struct *task])", "process id of the thread-group leader", false),
 		taskRow("leader_tid", "leader_tid([struct task_struct *task])", "thread id of the thread-group leader", false),
 		taskRow("leader_comm", "leader_comm([struct task_struct *task])", "name of the thread-group leader", true),
-		&Builtin{Name: "usermode", Gen: genUsermode, Kind: Var, Sig: "usermode",
+		&Builtin{Name: "usermode", Gen: genUsermode, Kind: Var, Flags: Token, Sig: "usermode",
 			Doc: "1 if the probe fired in user mode, else 0 (BEGIN/END: 1)",
 			Check: func(c Checker, call *Call) *types.Type {
 				for _, p := range c.Providers() {
@@ -130,7 +130,7 @@ func taskRows() []*Builtin {
 		&Builtin{Name: "probetype", Gen: genProbetype, Kind: Var, Sig: "probetype",
 			Doc:   "the type of the probe that fired, as bpftrace names it (special for BEGIN/END, fentry, kprobe ...)",
 			Check: func(Checker, *Call) *types.Type { return types.StringType(16) }},
-		&Builtin{Name: "ncpus", Gen: genNcpus, Kind: Var, Sig: "ncpus", Doc: "the number of CPUs (possible CPUs)",
+		&Builtin{Name: "ncpus", Gen: genNcpus, Kind: Var, Flags: Token, Sig: "ncpus", Doc: "the number of CPUs (possible CPUs)",
 			Check: func(Checker, *Call) *types.Type { return types.U64 }},
 	}
 }

@@ -14,7 +14,7 @@ import (
 // the process and time counters are unsigned 64-bit.
 
 func u64Var(name string, gen GenFunc, doc string, helpers ...string) *Builtin {
-	return &Builtin{Name: name, Gen: gen, Kind: Var, Sig: name, Helpers: helpers, Doc: doc,
+	return &Builtin{Name: name, Gen: gen, Kind: Var, Flags: Token, Sig: name, Helpers: helpers, Doc: doc,
 		Check: func(Checker, *Call) *types.Type { return types.U64 }}
 }
 
@@ -31,24 +31,24 @@ func varRows() []*Builtin {
 		u64Var("cgroup", genHelper(asm.FnGetCurrentCgroupId), "cgroup v2 id of the current task", "bpf_get_current_cgroup_id"),
 		u64Var("numaid", genHelper(asm.FnGetNumaNodeId), "NUMA node of the current CPU", "bpf_get_numa_node_id"),
 		u64Var("jiffies", genHelper(asm.FnJiffies64), "kernel jiffies counter", "bpf_jiffies64"),
-		&Builtin{Name: "cpid", Gen: genCpid, Kind: Var, Sig: "cpid", Doc: "pid of the child started with -c",
+		&Builtin{Name: "cpid", Gen: genCpid, Kind: Var, Flags: Token, Sig: "cpid", Doc: "pid of the child started with -c",
 			Check: func(c Checker, call *Call) *types.Type {
 				if c.NoCpid() {
 					c.Errorf(call.Expr, "cpid cannot be used without child command")
 				}
 				return types.U64
 			}},
-		&Builtin{Name: "comm", Gen: genComm, Kind: Var, Sig: "comm([uint32 pid])", MaxArgs: 1, ArgsSince: "0.25",
+		&Builtin{Name: "comm", Gen: genComm, Kind: Var, Flags: Token, Sig: "comm([uint32 pid])", MaxArgs: 1, ArgsSince: "0.25",
 			Helpers: []string{"bpf_get_current_comm", "bpf_probe_read_kernel"},
 			Doc:     "name of the current task (16 bytes); comm(pid): of the task pid (bpftrace 0.25, the kfunc bpf_task_from_pid), \"[Unknown]\" if none",
 			Check:   checkComm},
-		&Builtin{Name: "username", Gen: genHalf(asm.FnGetCurrentUidGid, 0), Kind: Var, Sig: "username", Helpers: []string{"bpf_get_current_uid_gid"},
+		&Builtin{Name: "username", Gen: genHalf(asm.FnGetCurrentUidGid, 0), Kind: Var, Flags: Token, Sig: "username", Helpers: []string{"bpf_get_current_uid_gid"},
 			Doc:   "user name of the current task (uid resolved in userspace)",
 			Check: func(Checker, *Call) *types.Type { return &types.Type{Kind: types.Username, Size: 8} }},
 		// ProbeNameLen (below) is the size of `probe` read as a string in BPF.
-		&Builtin{Name: "probe", Gen: genProbe, Kind: Var, Sig: "probe", Doc: "full name of the probe that fired",
+		&Builtin{Name: "probe", Gen: genProbe, Kind: Var, Flags: Token, Sig: "probe", Doc: "full name of the probe that fired",
 			Check: func(Checker, *Call) *types.Type { return &types.Type{Kind: types.Probe, Size: 8} }},
-		&Builtin{Name: "curtask", Gen: genHelper(asm.FnGetCurrentTask), Kind: Var, Sig: "curtask", Helpers: []string{"bpf_get_current_task"},
+		&Builtin{Name: "curtask", Gen: genHelper(asm.FnGetCurrentTask), Kind: Var, Flags: Token, Sig: "curtask", Helpers: []string{"bpf_get_current_task"},
 			Doc: "the current task_struct, as struct task_struct *",
 			Check: func(c Checker, call *Call) *types.Type {
 				t, err := c.LookupType("struct task_struct")
@@ -58,14 +58,14 @@ func varRows() []*Builtin {
 				}
 				return types.PointerTo(t, types.AddrKernel)
 			}},
-		&Builtin{Name: "ctx", Gen: genCtx, Kind: Var, Sig: "ctx", Doc: "the probe's context pointer (iter:NAME: struct bpf_iter__NAME *)",
+		&Builtin{Name: "ctx", Gen: genCtx, Kind: Var, Flags: Token, Sig: "ctx", Doc: "the probe's context pointer (iter:NAME: struct bpf_iter__NAME *)",
 			Check: func(c Checker, call *Call) *types.Type {
 				if t := iterCtx(c, call); t != nil {
 					return t
 				}
 				return types.PointerTo(&types.Type{Kind: types.None}, types.AddrKernel)
 			}},
-		&Builtin{Name: "argN", Gen: genArg, Kind: Var, Sig: "arg0..argN", Probes: []string{"kprobe", "uprobe", "usdt", "rawtracepoint"},
+		&Builtin{Name: "argN", Gen: genArg, Kind: Var, Flags: Token, Sig: "arg0..argN", Probes: []string{"kprobe", "uprobe", "usdt", "rawtracepoint"},
 			Doc: "N-th argument of a kprobe/uprobe/usdt probe, or of a raw tracepoint (its u64 args[N])",
 			// Raw tracepoints too, as in bpftrace 0.17 (its message names
 			// the other three only).
@@ -73,13 +73,13 @@ func varRows() []*Builtin {
 				return "The " + call.Name + " builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes"
 			},
 			Check: fixed(types.U64)},
-		&Builtin{Name: "sargN", Gen: genSarg, Kind: Var, Sig: "sarg0..sargN", Probes: []string{"kprobe", "uprobe"},
+		&Builtin{Name: "sargN", Gen: genSarg, Kind: Var, Flags: Token, Sig: "sarg0..sargN", Probes: []string{"kprobe", "uprobe"},
 			Doc: "N-th argument passed on the stack (x86-64)",
 			ProbeError: func(_ Checker, call *Call, _ string) string {
 				return "The " + call.Name + " builtin can only be used with 'kprobes' and 'uprobes' probes"
 			},
 			Check: fixed(types.U64)},
-		&Builtin{Name: "retval", Gen: genRetval, Kind: Var, Sig: "retval", Flags: ProbeOnce,
+		&Builtin{Name: "retval", Gen: genRetval, Kind: Var, Flags: Token | ProbeOnce, Sig: "retval",
 			Probes: []string{"kretprobe", "uretprobe", "kretfunc"},
 			Doc:    "return value of a kretprobe/uretprobe/kretfunc",
 			ProbeError: func(_ Checker, _ *Call, p string) string {
@@ -92,7 +92,7 @@ func varRows() []*Builtin {
 			Check: func(c Checker, call *Call) *types.Type {
 				return c.ProbeRetval(call.Expr)
 			}},
-		&Builtin{Name: "args", Gen: genCtx, Kind: Var, Sig: "args", Flags: ProbeOnce,
+		&Builtin{Name: "args", Gen: genCtx, Kind: Var, Flags: Token | ProbeOnce, Sig: "args",
 			Probes: []string{"tracepoint", "rawtracepoint", "kfunc", "kretfunc", "uprobe", "uretprobe"},
 			Doc:    "the probe's typed arguments (tracepoint fields, kfunc/uprobe parameters)",
 			ProbeError: func(_ Checker, _ *Call, p string) string {
@@ -105,7 +105,7 @@ func varRows() []*Builtin {
 			Check: func(c Checker, call *Call) *types.Type {
 				return c.ProbeArgs(call.Expr)
 			}},
-		&Builtin{Name: "func", Gen: genFunc, Kind: Var, Sig: "func",
+		&Builtin{Name: "func", Gen: genFunc, Kind: Var, Flags: Token, Sig: "func",
 			Probes:  []string{"kprobe", "kretprobe", "uprobe", "uretprobe", "kfunc", "kretfunc"},
 			Helpers: []string{"bpf_get_func_ip"},
 			Doc:     "name of the traced function",

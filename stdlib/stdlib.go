@@ -78,6 +78,9 @@ const (
 	// sargN: every arg<digits>, sarg<digits>); other rows' names are
 	// identifiers the checker resolves (lang.BuiltinToken).
 	Token
+	// DotDeref: the variable, a pointer to a record, has its fields read
+	// with `.` as with `->` (args.f, gotrace's SPEC).
+	DotDeref
 	// StrOfParam: a lone positional parameter argument is the parameter's
 	// text (str($1)), whatever it looks like.
 	StrOfParam

@@ -92,7 +92,7 @@ func varRows() []*Builtin {
 			Check: func(c Checker, call *Call) *types.Type {
 				return c.ProbeRetval(call.Expr)
 			}},
-		&Builtin{Name: "args", Gen: genCtx, Kind: Var, Flags: Token | ProbeOnce, Sig: "args",
+		&Builtin{Name: "args", Gen: genCtx, Kind: Var, Flags: Token | ProbeOnce | DotDeref, Sig: "args",
 			Probes: []string{"tracepoint", "rawtracepoint", "kfunc", "kretfunc", "uprobe", "uretprobe"},
 			Doc:    "the probe's typed arguments (tracepoint fields, kfunc/uprobe parameters)",
 			ProbeError: func(_ Checker, _ *Call, p string) string {

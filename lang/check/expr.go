@@ -783,8 +783,9 @@ func (c *checker) field(e *lang.FieldExpr) *types.Type {
 	}
 	rec := x
 	isArgs := false
-	if b, ok := e.X.(*lang.BuiltinExpr); ok && b.Name == "args" {
-		isArgs = true
+	if b, ok := e.X.(*lang.BuiltinExpr); ok {
+		row, _, found := stdlib.Resolve(b.Name)
+		isArgs = found && row.Has(stdlib.DotDeref)
 	}
 	if e.Arrow {
 		if x.Kind != types.Pointer || x.Elem == nil || x.Elem.Kind != types.Record {
@@ -794,7 +795,8 @@ func (c *checker) field(e *lang.FieldExpr) *types.Type {
 		rec = x.Elem
 	} else {
 		if x.Kind == types.Pointer && isArgs && x.Elem != nil && x.Elem.Kind == types.Record {
-			// `args.f` is accepted like `args->f` (gotrace's SPEC).
+			// `args.f` is accepted like `args->f` (gotrace's SPEC; the
+			// row's DotDeref).
 			rec = x.Elem
 		} else if x.Kind == types.Pointer && x.Elem != nil && x.Elem.Kind == types.Record && c.opts.Compat.DotDerefs() {
 			// bpftrace 0.26: `p.f` on a struct pointer reads like `p->f`.

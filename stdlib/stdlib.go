@@ -81,6 +81,9 @@ const (
 	// DotDeref: the variable, a pointer to a record, has its fields read
 	// with `.` as with `->` (args.f, gotrace's SPEC).
 	DotDeref
+	// TracingOnly: the row's helpers need a TRACING program (fentry/fexit
+	// or tp_btf): a rawtracepoint clause calling it is loaded as tp_btf.
+	TracingOnly
 	// StrOfParam: a lone positional parameter argument is the parameter's
 	// text (str($1)), whatever it looks like.
 	StrOfParam
@@ -223,6 +226,7 @@ func families() [][]*Builtin {
 		stackRows(),   // table_stacks.go: kstack, ustack, dw_ustack
 		funcRows(),    // table_funcs.go: output, control, symbols, kernel helpers
 		stringRows(),  // table_strings.go: strings, addresses, buffers
+		netRows(),     // table_net.go: socket_cookie, skboutput
 		aggRows(),     // table_aggs.go: aggregations
 		mapFuncRows(), // table_aggs.go: functions of a whole map
 		utilRows(),    // table_util.go: strlen, has_cpid, write_user

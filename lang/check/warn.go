@@ -106,7 +106,7 @@ func (c *checker) warnSigns026(op string, xe, ye lang.Expr, x, y *types.Type, at
 			if t.Kind == types.Int {
 				return t.String()
 			}
-			return typeName(t)
+			return stdlib.TypeName(t)
 		}
 		if compare {
 			c.warnAt(at, "comparison of integers of different signs: '%s' and '%s' can lead to undefined behavior", tn(x), tn(y))

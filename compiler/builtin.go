@@ -21,7 +21,10 @@ var _ stdlib.Gen = (*gen)(nil)
 // callBuiltin runs the builtin's code generation from the stdlib table.
 func (g *gen) callBuiltin(e lang.Expr, name string, args []lang.Expr) (*builtinResult, error) {
 	name = stdlib.Canonical(name) // __builtin_pid is pid
-	fn := stdlib.GenFor(name)
+	var fn stdlib.GenFunc
+	if row, _, ok := stdlib.Resolve(name); ok {
+		fn = row.Gen
+	}
 	if fn == nil {
 		return nil, g.errorf(e, "%s is not supported by the compiler", name)
 	}

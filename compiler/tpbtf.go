@@ -6,7 +6,7 @@ import (
 )
 
 // callsTracingOnly reports whether clause p calls a builtin whose helper
-// only TRACING programs may call (stdlib.TracingOnly): its rawtracepoint
+// only TRACING programs may call (its row is flagged stdlib.TracingOnly): its rawtracepoint
 // programs are then loaded as tp_btf (BPF_PROG_TYPE_TRACING with
 // BPF_TRACE_RAW_TP, attached through the btf_trace_NAME type) instead of
 // BPF_PROG_TYPE_RAW_TRACEPOINT. Both read the tracepoint's arguments as an
@@ -14,8 +14,10 @@ import (
 func callsTracingOnly(p *lang.Probe) bool {
 	found := false
 	lang.Inspect(p, func(n lang.Node) bool {
-		if c, ok := n.(*lang.CallExpr); ok && stdlib.TracingOnly[c.Name] {
-			found = true
+		if c, ok := n.(*lang.CallExpr); ok {
+			if row, _, known := stdlib.Resolve(c.Name); known && row.Has(stdlib.TracingOnly) {
+				found = true
+			}
 		}
 		return !found
 	})

@@ -56,9 +56,6 @@ var typeKeywords = map[string]bool{
 // wordKinds is the kind of every reserved word (one lookup per word).
 var wordKinds = func() map[string]tokenKind {
 	m := map[string]tokenKind{}
-	for w := range builtinNames {
-		m[w] = tBuiltin
-	}
 	for w := range typeKeywords {
 		m[w] = tTypeKw
 	}
@@ -68,37 +65,13 @@ var wordKinds = func() map[string]tokenKind {
 	return m
 }()
 
-// builtinNames are bpftrace's builtin variables; arg0..N and sarg0..N are
-// matched separately.
-var builtinNames = map[string]bool{
-	"pid": true, "tid": true, "uid": true, "gid": true, "nsecs": true,
-	"elapsed": true, "cpu": true, "comm": true, "kstack": true, "ustack": true,
-	"args": true, "retval": true, "func": true, "probe": true, "curtask": true,
-	"rand": true, "cgroup": true, "username": true, "numaid": true,
-	"jiffies": true, "ctx": true, "cpid": true, "ncpus": true, "usermode": true,
-}
-
-// IsBuiltinName reports whether name is a builtin variable name.
-func IsBuiltinName(name string) bool {
-	if builtinNames[name] {
-		return true
-	}
-	for _, p := range []string{"arg", "sarg"} {
-		if rest, ok := strings.CutPrefix(name, p); ok && rest != "" && allDigits(rest) {
-			return true
-		}
-	}
-	return false
-}
-
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
+// BuiltinToken reports whether a word is one of bpftrace's builtin
+// variable tokens: a "builtin" in syntax errors ("unexpected builtin") and
+// a BuiltinExpr in the tree. The lexer knows no builtin names: the table of
+// builtins (package stdlib, whose rows say which are tokens) sets this when
+// it is linked in, before any script is parsed. Nil: every word that is not
+// a keyword or type name is an identifier.
+var BuiltinToken func(word string) bool
 
 // MaxNesting is the deepest nesting of brackets, blocks and ternaries a
 // script may use; deeper input is refused before parsing so that no input
@@ -741,7 +714,7 @@ func (sc *scanner) lexNormal() {
 		switch k, ok := wordKinds[w]; {
 		case ok:
 			sc.emit(k, start)
-		case IsBuiltinName(w):
+		case BuiltinToken != nil && BuiltinToken(w):
 			sc.emit(tBuiltin, start)
 		default:
 			sc.emit(tIdent, start)
@@ -893,4 +866,13 @@ func (li *lineIndex) pos(off int) Pos {
 		}
 	}
 	return Pos{Offset: off, Line: lo + 1, Col: col, File: li.file}
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

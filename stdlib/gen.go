@@ -225,34 +225,6 @@ func (k EventKind) String() string {
 	return fmt.Sprintf("event(%d)", k)
 }
 
-// Gens holds the code generation of each builtin by name; the gen*.go
-// files fill it and copy each GenFunc into its Table row (rows are
-// registered by package-level initializers, which run before init).
-var Gens = map[string]GenFunc{}
-
-func attachGens() {
-	for name, fn := range Gens {
-		if b, ok := Table[name]; ok && b.Gen == nil {
-			b.Gen = fn
-		}
-	}
-}
-
-// GenFor returns the code generation of builtin name.
-// Numbered builtins (arg3) use their family's row ("argN").
-func GenFor(name string) GenFunc {
-	if b, _, ok := Resolve(name); ok && b.Gen != nil {
-		return b.Gen
-	}
-	if fn := Gens[name]; fn != nil {
-		return fn
-	}
-	if b, _, ok := Resolve(name); ok {
-		return Gens[b.Name]
-	}
-	return nil
-}
-
 // StImm emits *(size *)(dst + off) = v. Unlike asm.StoreImm it allows
 // 8-byte stores (the kernel sign-extends the 32-bit immediate).
 func StImm(dst asm.Register, off int16, v int64, size asm.Size) asm.Instruction {

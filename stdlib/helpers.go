@@ -48,6 +48,7 @@ var KernelHelpers = map[asm.BuiltinFunc]KernelHelper{
 	asm.FnKtimeGetBootNs:             {"bpf_ktime_get_boot_ns", "5.8"},
 	asm.FnKtimeGetTaiNs:              {"bpf_ktime_get_tai_ns", "6.1"},
 	asm.FnGetSocketCookie:            {"bpf_get_socket_cookie", "4.12"},
+	asm.FnSkbOutput:                  {"bpf_skb_output", "5.5"},
 	asm.FnRingbufOutput:              {"bpf_ringbuf_output", "5.8"},
 	asm.FnDPath:                      {"bpf_d_path", "5.10"},
 	asm.FnPerCpuPtr:                  {"bpf_per_cpu_ptr", "5.10"},
@@ -109,11 +110,4 @@ func HelperCalls(insns asm.Instructions) []asm.BuiltinFunc {
 		}
 	}
 	return out
-}
-
-// NotGenerated lists the rows without code generation and why: their value
-// is known before any code runs.
-var NotGenerated = map[string]string{
-	"sizeof":   "a constant: the checker computes it (lang.SizeofExpr.Val)",
-	"offsetof": "a constant: the checker computes it (lang.OffsetofExpr.Val)",
 }

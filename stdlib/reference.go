@@ -24,7 +24,7 @@ func WriteReference(w io.Writer) error {
 	}
 	for i, sec := range sections {
 		var rows []*Builtin
-		for _, b := range Table {
+		for _, b := range table() {
 			if b.Kind == sec.kind {
 				rows = append(rows, b)
 			}

@@ -13,7 +13,7 @@ func TestReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := sb.String()
-	for _, b := range Table {
+	for _, b := range table() {
 		want := "    " + b.Sig
 		if !strings.Contains(out, want) || !strings.Contains(out, "        "+b.Doc+"\n") {
 			t.Errorf("reference lacks %s (%q)", b.Name, want)

@@ -1,13 +1,23 @@
 // Package stdlib is gotrace's one table of builtins: every builtin variable
 // (pid, comm, kstack ...), function (printf, str, ksym ...) and aggregation
-// (count, hist ...), each defined once with its signature, type rule, code
-// generation and output formatting.
+// (count, hist ...), each one row holding its signature, argument shapes
+// (Flags), probe rule (Probes, NotProbes, ProbeError), type rule (Check) and
+// code generation (Gen). Rows are grouped by family, one file per family
+// (table_*.go), each row beside its generator; families() lists them.
 //
-// The checker (lang/check) reads Check; the compiler reads Gen; the runtime
-// reads Format. A test walks Table and fails on a row missing any of them.
+// The checker (lang/check) enforces the row's arity, flags and probe rule
+// for every row alike and then runs Check; the compiler runs Gen; values
+// print by their type (the runtime's output package, table_format.go).
+// Tests walk Rows() and fail on a row without a type rule, without code
+// generation (or a Folded reason) or without a test script using it
+// (tests/builtins TestTableCovered).
 package stdlib
 
 import (
+	"slices"
+	"sort"
+	"sync"
+
 	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
@@ -25,10 +35,66 @@ const (
 	MapFunc
 )
 
+// Flags are the argument shapes and uses of a row that the checker
+// enforces for every row alike (no builtin is special-cased by name).
+type Flags uint16
+
+const (
+	// Bare: a function also written without parentheses, as a variable
+	// (kstack, ustack, dw_ustack).
+	Bare Flags = 1 << iota
+	// ElemArg: the map argument of a MapFunc may also be one element or
+	// any value (print(@m[k]), print(1), delete(@m[k])); else an indexed
+	// map is typed as a value and the row reports it.
+	ElemArg
+	// KeyArg: the second argument is a key of the map the first names,
+	// unified with its key type (delete(@m, k), has_key(@m, k)).
+	KeyArg
+	// ProbeOnce: a refusal by Probes is reported at the first use in a
+	// clause only (args, retval: the clause's type is resolved once).
+	ProbeOnce
+	// KeyedMap: bpftrace 0.26 refuses a map without keys as the map
+	// argument (has_key).
+	KeyedMap
+	// OutArg: the call assigns its last argument, a variable, and the
+	// checker types the call as a whole (find(@m, k, $v)).
+	OutArg
+	// LongStrArgs: the call's string literals are used when compiling
+	// (formats, commands) and may be of any length (printf, system, cat,
+	// debugf).
+	LongStrArgs
+	// CheckBadArgs: the row's rule runs, reporting, even when an argument
+	// had an error (kstack, ustack, print: their messages name the
+	// argument bpftrace refuses).
+	CheckBadArgs
+	// ClockArg: the checker may append its own last argument, the dummy
+	// clock map of bpftrace's tests (tseries, BPFTRACE_DUMMY_TS_MAP).
+	ClockArg
+	// LoopWarn017: bpftrace 0.17 warns when the call is in a loop (print:
+	// the map is printed asynchronously).
+	LoopWarn017
+	// Token: bpftrace's lexer has the name as a builtin token (a
+	// "builtin" in syntax errors, a BuiltinExpr in the tree; argN and
+	// sargN: every arg<digits>, sarg<digits>); other rows' names are
+	// identifiers the checker resolves (lang.BuiltinToken).
+	Token
+	// DotDeref: the variable, a pointer to a record, has its fields read
+	// with `.` as with `->` (args.f, gotrace's SPEC).
+	DotDeref
+	// TracingOnly: the row's helpers need a TRACING program (fentry/fexit
+	// or tp_btf): a rawtracepoint clause calling it is loaded as tp_btf.
+	TracingOnly
+	// StrOfParam: a lone positional parameter argument is the parameter's
+	// text (str($1)), whatever it looks like.
+	StrOfParam
+)
+
 // Builtin is one row of the table.
 type Builtin struct {
 	Name string
 	Kind Kind
+	// Flags are the argument shapes the checker enforces (see Flags).
+	Flags Flags
 	// Sig is the signature as help and messages show it,
 	// e.g. "lhist(int64 n, int64 min, int64 max, int64 step)".
 	Sig string
@@ -43,7 +109,16 @@ type Builtin struct {
 	// beyond MaxArgs017 (hist(n, k), comm(pid)), named the same way.
 	Since, ArgsSince string
 	// Probes lists the probe providers where the builtin is allowed (nil: all).
+	// The checker refuses the others (ProbeError words it) before Check
+	// runs.
 	Probes []string
+	// NotProbes lists providers where the builtin is refused, in
+	// bpftrace's words `NAME can not be used with "P" probes` unless
+	// ProbeError words it.
+	NotProbes []string
+	// ProbeError words the refusal in a clause of provider p (nil: the
+	// NotProbes words).
+	ProbeError func(c Checker, call *Call, p string) string
 	// Unsafe builtins need --unsafe.
 	Unsafe bool
 	// Modes are the bare identifiers the first argument may be instead of
@@ -56,11 +131,39 @@ type Builtin struct {
 	// Check computes the result type (and validates the arguments, whose
 	// types are already set), reporting problems through c.
 	Check func(c Checker, call *Call) *types.Type
-	// Gen emits the code. Set by the compiler's codegen file for this row.
+	// Gen emits the code (the compiler calls it through the Gen interface).
 	Gen GenFunc
+	// Folded, on a row without Gen, says why it needs none: its value is
+	// a constant the checker computes (sizeof, offsetof).
+	Folded string
 	// Doc is one line for `gotrace -h builtins`-style help.
 	Doc string
 }
+
+// RefusedIn returns the first of providers the row may not be used in
+// (its Probes and NotProbes), if any.
+func (b *Builtin) RefusedIn(providers []string) (string, bool) {
+	for _, p := range providers {
+		if b.Probes != nil && !slices.Contains(b.Probes, p) {
+			return p, true
+		}
+		if slices.Contains(b.NotProbes, p) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// ProbeMessage is the error for a use of the row in a clause of provider p.
+func (b *Builtin) ProbeMessage(c Checker, call *Call, p string) string {
+	if b.ProbeError != nil {
+		return b.ProbeError(c, call, p)
+	}
+	return call.Name + " can not be used with \"" + p + "\" probes"
+}
+
+// Has reports whether the row has every flag of f.
+func (b *Builtin) Has(f Flags) bool { return b.Flags&f == f }
 
 // Call is a use of a builtin: a CallExpr or a BuiltinExpr (then Args is nil).
 type Call struct {
@@ -113,22 +216,63 @@ type Checker interface {
 // compiler defines its methods (see gen.go).
 type GenFunc func(g Gen, c *Call) error
 
-// Table holds every builtin by name.
-var Table = map[string]*Builtin{}
-
-// Register adds rows to Table; it panics on a duplicate name (a programming
-// error caught by every test run).
-func Register(rows ...*Builtin) {
-	for _, r := range rows {
-		if _, dup := Table[r.Name]; dup {
-			panic("stdlib: duplicate builtin " + r.Name)
-		}
-		Table[r.Name] = r
+// families are the table's rows, one function per family file (the row
+// and its code generation side by side there). The table is built on first
+// use, not at init: nothing registers itself by name.
+func families() [][]*Builtin {
+	return [][]*Builtin{
+		varRows(),     // table_vars.go: pid-independent variables, args, retval
+		taskRows(),    // table_task.go: pid, tid, nsecs, the task_struct readers
+		stackRows(),   // table_stacks.go: kstack, ustack, dw_ustack
+		funcRows(),    // table_funcs.go: output, control, symbols, kernel helpers
+		stringRows(),  // table_strings.go: strings, addresses, buffers
+		netRows(),     // table_net.go: socket_cookie, skboutput
+		aggRows(),     // table_aggs.go: aggregations
+		mapFuncRows(), // table_aggs.go: functions of a whole map
+		utilRows(),    // table_util.go: strlen, has_cpid, write_user
+		assertRows(),  // table_util.go: assert
+		getoptRows(),  // table_getopt.go
 	}
 }
 
-// Lookup returns the builtin named name.
+var (
+	tableOnce sync.Once
+	tableMap  map[string]*Builtin
+)
+
+// table is every row by name, built on first use.
+func table() map[string]*Builtin {
+	tableOnce.Do(buildTable)
+	return tableMap
+}
+
+func buildTable() {
+	m := map[string]*Builtin{}
+	for _, fam := range families() {
+		for _, r := range fam {
+			if _, dup := m[r.Name]; dup {
+				panic("stdlib: duplicate builtin " + r.Name)
+			}
+			m[r.Name] = r
+		}
+	}
+	tableMap = m
+}
+
+// Lookup returns the builtin named name (its exact row name: "argN" for
+// the numbered arguments; Resolve maps "arg3" to it).
 func Lookup(name string) (*Builtin, bool) {
-	b, ok := Table[name]
+	b, ok := table()[name]
 	return b, ok
+}
+
+// Rows returns every row, sorted by name.
+func Rows() []*Builtin {
+	t := table()
+	out := make([]*Builtin, 0, len(t))
+	for _, b := range t {
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

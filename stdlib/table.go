@@ -1,26 +1,16 @@
 package stdlib
 
-// This file holds the helpers the table rows share: registration in
-// package-level variable initializers (so every row exists before the
-// compiler's init() functions in gen*.go attach code generation), argument
-// rules with bpftrace 0.17's messages, and name resolution for the
-// numbered builtins (arg0..argN, sarg0..sargN).
+// This file holds the helpers the table rows share: argument rules with
+// bpftrace 0.17's messages, and name resolution for the numbered builtins
+// (arg0..argN, sarg0..sargN).
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 )
-
-// rows registers rows and returns how many, so a table file can write
-// `var _ = rows(...)` and have the rows in Table before any init() runs.
-func rows(rs ...*Builtin) int {
-	Register(rs...)
-	return len(rs)
-}
 
 // MaxArgN is the highest argN/sargN index accepted (bpftrace accepts any
 // index the probe's ABI supplies; beyond the registers, uprobes read the
@@ -41,7 +31,7 @@ func Resolve(name string) (b *Builtin, n int, ok bool) {
 		}
 		return b, n, true
 	}
-	if b, ok := Table[name]; ok {
+	if b, ok := table()[name]; ok {
 		return b, -1, true
 	}
 	for _, fam := range []string{"sarg", "arg"} {
@@ -50,12 +40,32 @@ func Resolve(name string) (b *Builtin, n int, ok bool) {
 			if err != nil || k < 0 || k > MaxArgN || strconv.Itoa(k) != rest {
 				return nil, -1, false
 			}
-			b, ok := Table[fam+"N"]
+			b, ok := table()[fam+"N"]
 			return b, k, ok
 		}
 	}
 	return nil, -1, false
 }
+
+// IsToken reports whether word is a builtin token of bpftrace's lexer:
+// the name of a row flagged Token, or arg/sarg followed by digits when
+// argN/sargN are (lang.BuiltinToken).
+func IsToken(word string) bool {
+	if b, ok := table()[word]; ok {
+		return b.Has(Token)
+	}
+	for _, fam := range []string{"sarg", "arg"} {
+		if rest, found := strings.CutPrefix(word, fam); found && rest != "" && strings.Trim(rest, "0123456789") == "" {
+			b, ok := table()[fam+"N"]
+			return ok && b.Has(Token)
+		}
+	}
+	return false
+}
+
+// The parser asks the table which words are builtin tokens; linking the
+// table in is what tells it (the lexer itself knows no builtin names).
+func init() { lang.BuiltinToken = IsToken }
 
 // BuiltinPrefix is bpftrace 0.26's spelling of a builtin variable that a
 // user macro cannot shadow: __builtin_pid is pid.
@@ -92,7 +102,7 @@ func (c *Call) Mode(b *Builtin) string {
 // spelled as their first member), for "did you mean" hints.
 func Names(kind ...Kind) []string {
 	var out []string
-	for name, b := range Table {
+	for name, b := range table() {
 		if len(kind) > 0 {
 			match := false
 			for _, k := range kind {
@@ -140,49 +150,9 @@ func KindOfValue(t *types.Type) string {
 	return t.Kind.String()
 }
 
-// tn is bpftrace's spelling of a type in messages (SizedType's <<).
-func tn(t *types.Type) string { return TypeName(t) }
-
 // TypeName spells t as bpftrace 0.17's messages do: "int64",
 // "unsigned int32", "string[16]", "struct task_struct *", "count" ...
-func TypeName(t *types.Type) string {
-	if t == nil {
-		return "none"
-	}
-	switch t.Kind {
-	case types.Invalid, types.None:
-		return "none"
-	case types.Int:
-		if t.Signed {
-			return fmt.Sprintf("int%d", t.Size*8)
-		}
-		return fmt.Sprintf("unsigned int%d", t.Size*8)
-	case types.Pointer:
-		if t.Elem == nil || t.Elem.Kind == types.None {
-			return "void *"
-		}
-		s := TypeName(t.Elem)
-		if strings.HasSuffix(s, "*") {
-			return s + "*"
-		}
-		return s + " *"
-	case types.Array:
-		return fmt.Sprintf("%s[%d]", TypeName(t.Elem), t.Len)
-	case types.Tuple:
-		parts := make([]string, len(t.Fields))
-		for i, f := range t.Fields {
-			parts[i] = TypeName(f.Type)
-		}
-		return "(" + strings.Join(parts, ",") + ")"
-	case types.Buffer:
-		return fmt.Sprintf("buffer[%d]", t.Size+1)
-	case types.Count, types.Sum, types.Min, types.Max, types.Avg, types.Stats, types.Hist, types.Lhist, types.Tseries:
-		return t.Kind.String()
-	case types.Ctx:
-		return "ctx"
-	}
-	return t.String()
-}
+func TypeName(t *types.Type) string { return t.Spell(true) }
 
 // argsSpan is the place bpftrace 0.17 reports format-string problems: from
 // the call's start to the end of its last argument.
@@ -220,35 +190,4 @@ func wantIntLit(c Checker, call *Call, i int) (int64, bool) {
 	}
 	c.Errorf(call.Expr, "%s() expects a integer literal (%s provided)", call.Name, KindOfValue(a.Type()))
 	return 0, false
-}
-
-// onlyProbes reports msg unless every provider of the clause is in allowed.
-func onlyProbes(c Checker, call *Call, allowed []string, msg func(provider string) string) bool {
-	for _, p := range c.Providers() {
-		ok := false
-		for _, a := range allowed {
-			if a == p {
-				ok = true
-			}
-		}
-		if !ok {
-			c.Errorf(call.Expr, "%s", msg(p))
-			return false
-		}
-	}
-	return true
-}
-
-// notIn reports `NAME can not be used with "P" probes` for the providers in
-// banned (bpftrace's text for reg, uaddr, signal ...).
-func notIn(c Checker, call *Call, banned ...string) bool {
-	for _, p := range c.Providers() {
-		for _, b := range banned {
-			if b == p {
-				c.Errorf(call.Expr, "%s can not be used with \"%s\" probes", call.Name, p)
-				return false
-			}
-		}
-	}
-	return true
 }

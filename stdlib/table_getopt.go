@@ -201,60 +201,61 @@ func getoptValue(c *Call, np NamedParams, constInt func(lang.Expr) (int64, bool)
 	return 0, "", fmt.Errorf("program option --%s expects true, false, 1 or 0, got '%s'", name, p.Value)
 }
 
-var _ = rows(&Builtin{Name: "getopt", Kind: Func, MinArgs: 1, MaxArgs: 3,
-	Sig: `getopt(string name[, default[, string description]])`,
-	Doc: "the program option --name given after -- (the default's type: bool without one, int, string or bool)",
-	Check: func(c Checker, call *Call) *types.Type {
-		if _, ok := call.Args[0].(*lang.StrLit); !ok {
-			c.Errorf(call.Args[0], "First argument to 'getopt' must be a string literal.")
-			return types.InvalidType
-		}
-		t := types.BoolType
-		if len(call.Args) > 1 {
-			switch d := call.Args[1].(type) {
-			case *lang.StrLit:
-				t = types.StringType(c.StrLen())
-			case *lang.BoolLit:
-			case *lang.IntLit:
-				t = types.U64
-			default:
-				if u, ok := d.(*lang.UnaryExpr); ok && u.Op == "-" {
-					if _, ok := u.X.(*lang.IntLit); ok {
-						t = types.S64
-						break
+func getoptRows() []*Builtin {
+	return []*Builtin{
+		&Builtin{Name: "getopt", Gen: genGetopt, Kind: Func, MinArgs: 1, MaxArgs: 3,
+			Sig: `getopt(string name[, default[, string description]])`,
+			Doc: "the program option --name given after -- (the default's type: bool without one, int, string or bool)",
+			Check: func(c Checker, call *Call) *types.Type {
+				if _, ok := call.Args[0].(*lang.StrLit); !ok {
+					c.Errorf(call.Args[0], "First argument to 'getopt' must be a string literal.")
+					return types.InvalidType
+				}
+				t := types.BoolType
+				if len(call.Args) > 1 {
+					switch d := call.Args[1].(type) {
+					case *lang.StrLit:
+						t = types.StringType(c.StrLen())
+					case *lang.BoolLit:
+					case *lang.IntLit:
+						t = types.U64
+					default:
+						if u, ok := d.(*lang.UnaryExpr); ok && u.Op == "-" {
+							if _, ok := u.X.(*lang.IntLit); ok {
+								t = types.S64
+								break
+							}
+						}
+						c.Errorf(call.Args[1], "Second argument to 'getopt' must be a string literal, integer literal, or a boolean literal.")
+						return types.InvalidType
 					}
 				}
-				c.Errorf(call.Args[1], "Second argument to 'getopt' must be a string literal, integer literal, or a boolean literal.")
-				return types.InvalidType
-			}
-		}
-		if len(call.Args) > 2 {
-			if _, ok := call.Args[2].(*lang.StrLit); !ok {
-				c.Errorf(call.Args[2], "Third argument to 'getopt' must be a string literal (the option's description).")
-				return types.InvalidType
-			}
-		}
-		if _, _, err := getoptValue(call, c.NamedParams(), c.ConstInt); err != nil {
-			c.Errorf(call.Expr, "%v", err)
-			return types.InvalidType
-		}
-		return t
-	}})
+				if len(call.Args) > 2 {
+					if _, ok := call.Args[2].(*lang.StrLit); !ok {
+						c.Errorf(call.Args[2], "Third argument to 'getopt' must be a string literal (the option's description).")
+						return types.InvalidType
+					}
+				}
+				if _, _, err := getoptValue(call, c.NamedParams(), c.ConstInt); err != nil {
+					c.Errorf(call.Expr, "%v", err)
+					return types.InvalidType
+				}
+				return t
+			}},
+	}
+}
 
-func init() {
-	Gens["getopt"] = func(g Gen, c *Call) error {
-		// The default's value as the checker folded it (the one evaluator).
-		v, s, err := getoptValue(c, g.NamedParams(), lang.ConstOf)
-		if err != nil {
-			return err
-		}
-		if t := c.Expr.Type(); t != nil && t.Kind == types.String {
-			g.ConstResult(s)
-			return nil
-		}
-		g.Emit(asm.LoadImm(asm.R0, v, asm.DWord))
-		g.SetResult(asm.R0)
+func genGetopt(g Gen, c *Call) error {
+	// The default's value as the checker folded it (the one evaluator).
+	v, s, err := getoptValue(c, g.NamedParams(), lang.ConstOf)
+	if err != nil {
+		return err
+	}
+	if t := c.Expr.Type(); t != nil && t.Kind == types.String {
+		g.ConstResult(s)
 		return nil
 	}
-	attachGens()
+	g.Emit(asm.LoadImm(asm.R0, v, asm.DWord))
+	g.SetResult(asm.R0)
+	return nil
 }

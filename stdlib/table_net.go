@@ -13,12 +13,7 @@ import (
 // Networking builtins whose helpers only BTF-typed tracing programs may
 // call (bpftrace 0.26): socket_cookie, skboutput. On rawtracepoint probes the
 // compiler then loads the clause as tp_btf (TRACING, BPF_TRACE_RAW_TP)
-// rather than a raw tracepoint: see TracingOnly.
-
-// TracingOnly names the builtins whose helpers need a TRACING program
-// (fentry/fexit or tp_btf): a rawtracepoint clause calling one is loaded
-// as tp_btf.
-var TracingOnly = map[string]bool{"socket_cookie": true, "skboutput": true}
+// rather than a raw tracepoint: their rows are flagged TracingOnly.
 
 // MapSkbOutput is the perf event array skboutput() writes packets to (the
 // helper bpf_skb_output writes to no other kind of map).
@@ -35,61 +30,47 @@ const SkbOutputHeaderSize = 32
 // tracingProbes are the providers whose programs can be TRACING ones.
 var tracingProbes = []string{"rawtracepoint", "kfunc", "kretfunc"}
 
-var _ = rows(
-	&Builtin{Name: "skboutput", Kind: Func, Sig: "int64 skboutput(const string path, struct sk_buff *skb, uint64 length, const uint32 offset)",
-		MinArgs: 4, MaxArgs: 4, Since: "0.26", Probes: tracingProbes, Helpers: []string{"bpf_skb_output"},
-		Doc: "write the first length bytes of skb's data, from offset, as one packet of the pcap file path (LINKTYPE_RAW); the helper's result (0 when written)",
-		Check: func(c Checker, call *Call) *types.Type {
-			if !onlyProbes(c, call, tracingProbes, func(p string) string {
-				return "skboutput can not be used with \"" + p + "\" probes"
-			}) {
-				return types.InvalidType
-			}
-			if _, ok := wantStrLit(c, call, 0); !ok {
-				return types.InvalidType
-			}
-			if t := call.Args[1].Type(); !invalid(t) && !(t.Kind == types.Pointer && t.Elem != nil && t.Elem.Kind == types.Record && t.Elem.Name == "struct sk_buff") {
-				c.Errorf(call.Expr, "skboutput() only supports 'struct sk_buff *' as the second argument (%s provided)", t.String())
-				return types.InvalidType
-			}
-			if t := call.Args[2].Type(); !invalid(t) && !isInt(t) {
-				c.Errorf(call.Expr, "skboutput() only supports an integer length (%s provided)", KindOfValue(t))
-				return types.InvalidType
-			}
-			if v, ok := wantIntLit(c, call, 3); !ok {
-				return types.InvalidType
-			} else if v < 0 {
-				c.Errorf(call.Expr, "skboutput() offset must not be negative (%d given)", v)
-				return types.InvalidType
-			}
-			return types.IntType(8, true)
-		}},
-	&Builtin{Name: "socket_cookie", Kind: Func, Sig: "uint64 socket_cookie(struct sock *sk)", MinArgs: 1, MaxArgs: 1, Since: "0.26",
-		Probes:  tracingProbes,
-		Helpers: []string{"bpf_get_socket_cookie"},
-		Doc:     "the socket's cookie (a unique id of the socket, as SO_COOKIE gives it); 0 for a NULL socket",
-		Check: func(c Checker, call *Call) *types.Type {
-			if !onlyProbes(c, call, tracingProbes, func(p string) string {
-				return "socket_cookie can not be used with \"" + p + "\" probes"
-			}) {
-				return types.InvalidType
-			}
-			t := call.Args[0].Type()
-			if invalid(t) {
-				return types.InvalidType
-			}
-			if t.Kind != types.Pointer || t.Elem == nil || t.Elem.Kind != types.Record || t.Elem.Name != "struct sock" {
-				c.Errorf(call.Expr, "socket_cookie() only supports 'struct sock *' as the argument (%s provided)", t.String())
-				return types.InvalidType
-			}
-			return types.U64
-		}},
-)
-
-func init() {
-	Gens["socket_cookie"] = genSocketCookie
-	Gens["skboutput"] = genSkbOutput
-	KernelHelpers[asm.FnSkbOutput] = KernelHelper{"bpf_skb_output", "5.5"}
+func netRows() []*Builtin {
+	return []*Builtin{
+		&Builtin{Name: "skboutput", Gen: genSkbOutput, Kind: Func, Flags: TracingOnly, Sig: "int64 skboutput(const string path, struct sk_buff *skb, uint64 length, const uint32 offset)",
+			MinArgs: 4, MaxArgs: 4, Since: "0.26", Probes: tracingProbes, Helpers: []string{"bpf_skb_output"},
+			Doc: "write the first length bytes of skb's data, from offset, as one packet of the pcap file path (LINKTYPE_RAW); the helper's result (0 when written)",
+			Check: func(c Checker, call *Call) *types.Type {
+				if _, ok := wantStrLit(c, call, 0); !ok {
+					return types.InvalidType
+				}
+				if t := call.Args[1].Type(); !invalid(t) && !(t.Kind == types.Pointer && t.Elem != nil && t.Elem.Kind == types.Record && t.Elem.Name == "struct sk_buff") {
+					c.Errorf(call.Expr, "skboutput() only supports 'struct sk_buff *' as the second argument (%s provided)", t.String())
+					return types.InvalidType
+				}
+				if t := call.Args[2].Type(); !invalid(t) && !isInt(t) {
+					c.Errorf(call.Expr, "skboutput() only supports an integer length (%s provided)", KindOfValue(t))
+					return types.InvalidType
+				}
+				if v, ok := wantIntLit(c, call, 3); !ok {
+					return types.InvalidType
+				} else if v < 0 {
+					c.Errorf(call.Expr, "skboutput() offset must not be negative (%d given)", v)
+					return types.InvalidType
+				}
+				return types.IntType(8, true)
+			}},
+		&Builtin{Name: "socket_cookie", Gen: genSocketCookie, Kind: Func, Flags: TracingOnly, Sig: "uint64 socket_cookie(struct sock *sk)", MinArgs: 1, MaxArgs: 1, Since: "0.26",
+			Probes:  tracingProbes,
+			Helpers: []string{"bpf_get_socket_cookie"},
+			Doc:     "the socket's cookie (a unique id of the socket, as SO_COOKIE gives it); 0 for a NULL socket",
+			Check: func(c Checker, call *Call) *types.Type {
+				t := call.Args[0].Type()
+				if invalid(t) {
+					return types.InvalidType
+				}
+				if t.Kind != types.Pointer || t.Elem == nil || t.Elem.Kind != types.Record || t.Elem.Name != "struct sock" {
+					c.Errorf(call.Expr, "socket_cookie() only supports 'struct sock *' as the argument (%s provided)", t.String())
+					return types.InvalidType
+				}
+				return types.U64
+			}},
+	}
 }
 
 // genSkbOutput: the header on the stack, then bpf_skb_output(skb, map,

@@ -24,16 +24,21 @@ var PidModes = []string{"curr_ns", "init"}
 var ClockModes = []string{"monotonic", "boot", "tai", "sw_tai"}
 
 func pidRow(name, doc string) *Builtin {
-	return &Builtin{Name: name, Kind: Var, Sig: name + "([curr_ns|init])", MaxArgs: 1, Modes: PidModes,
+	return &Builtin{Name: name, Gen: genPid(name == "pid"), Kind: Var, Flags: Token, Sig: name + "([curr_ns|init])", MaxArgs: 1, Modes: PidModes,
 		Helpers: []string{"bpf_get_current_pid_tgid", "bpf_get_ns_current_pid_tgid"}, Doc: doc,
 		Check: func(c Checker, call *Call) *types.Type {
-			if len(call.Args) == 1 && call.Mode(Table[name]) == "" {
+			if len(call.Args) == 1 && call.Mode(table()[name]) == "" {
 				if id, ok := call.Args[0].(*lang.IdentExpr); ok {
 					c.Errorf(call.Expr, "Invalid PID namespace mode: %s (expects: curr_ns or init)", id.Name)
 				} else {
 					c.Errorf(call.Expr, "%s() only supports curr_ns and init as the argument", name)
 				}
 				return types.InvalidType
+			}
+			if _, isVar := call.Expr.(*lang.BuiltinExpr); isVar && c.Compat().PidTid32() {
+				// bpftrace 0.26's pid and tid variables are uint32
+				// (bpftrace 0.22).
+				return types.U32
 			}
 			return types.U64
 		}}
@@ -43,7 +48,7 @@ func pidRow(name, doc string) *Builtin {
 // task_struct: path names the pointer members followed from the task,
 // then the last member read (an integer or comm).
 func taskRow(name, sig, doc string, str bool) *Builtin {
-	return &Builtin{Name: name, Kind: Var, Sig: sig, MaxArgs: 1,
+	return &Builtin{Name: name, Gen: genTask(name), Kind: Var, Sig: sig, MaxArgs: 1,
 		Helpers: []string{"bpf_get_current_task", "bpf_probe_read_kernel"}, Doc: doc,
 		Check: func(c Checker, call *Call) *types.Type {
 			if len(call.Args) == 1 {
@@ -81,52 +86,54 @@ var taskPaths = map[string][]string{
 	"leader_comm": {"group_leader", "comm"},
 }
 
-var _ = rows(
-	pidRow("pid", "process id (tgid) of the current task, in the tracer's pid namespace; pid(init): in the initial one"),
-	pidRow("tid", "thread id of the current task, in the tracer's pid namespace; tid(init): in the initial one"),
-	&Builtin{Name: "nsecs", Kind: Var, Sig: "nsecs([monotonic|boot|tai|sw_tai])", MaxArgs: 1, Modes: ClockModes,
-		Helpers: []string{"bpf_ktime_get_ns"},
-		Doc:     "nanoseconds of a clock: boot (the default: since boot, with suspend), monotonic (without suspend), tai, sw_tai",
-		Check: func(c Checker, call *Call) *types.Type {
-			if len(call.Args) == 1 && call.Mode(Table["nsecs"]) == "" {
-				if id, ok := call.Args[0].(*lang.IdentExpr); ok {
-					c.Errorf(call.Expr, "Invalid timestamp mode: %s (expects: monotonic, boot, tai or sw_tai)", id.Name)
-				} else {
-					c.Errorf(call.Expr, "nsecs() only supports monotonic, boot, tai and sw_tai as the argument")
-				}
-				return types.InvalidType
-			}
-			return types.U64
-		}},
-	taskRow("ppid", "ppid([struct task_struct *task])", "parent's process id of the current task (or of task)", false),
-	taskRow("pcomm", "pcomm([struct task_struct *task])", "parent's name of the current task (or of task)", true),
-	taskRow("leader_pid", "leader_pid([struct task_struct *task])", "process id of the thread-group leader", false),
-	taskRow("leader_tid", "leader_tid([struct task_struct *task])", "thread id of the thread-group leader", false),
-	taskRow("leader_comm", "leader_comm([struct task_struct *task])", "name of the thread-group leader", true),
-	&Builtin{Name: "usermode", Kind: Var, Sig: "usermode",
-		Doc: "1 if the probe fired in user mode, else 0 (BEGIN/END: 1)",
-		Check: func(c Checker, call *Call) *types.Type {
-			for _, p := range c.Providers() {
-				switch p {
-				case "BEGIN", "END", "self", "kprobe", "kretprobe", "uprobe", "uretprobe", "usdt",
-					"profile", "interval", "software", "hardware", "watchpoint", "asyncwatchpoint":
-				default:
-					c.Errorf(call.Expr, "usermode can not be used with \"%s\" probes", p)
+func taskRows() []*Builtin {
+	return []*Builtin{
+		pidRow("pid", "process id (tgid) of the current task, in the tracer's pid namespace; pid(init): in the initial one"),
+		pidRow("tid", "thread id of the current task, in the tracer's pid namespace; tid(init): in the initial one"),
+		&Builtin{Name: "nsecs", Gen: genNsecs, Kind: Var, Flags: Token, Sig: "nsecs([monotonic|boot|tai|sw_tai])", MaxArgs: 1, Modes: ClockModes,
+			Helpers: []string{"bpf_ktime_get_ns"},
+			Doc:     "nanoseconds of a clock: boot (the default: since boot, with suspend), monotonic (without suspend), tai, sw_tai",
+			Check: func(c Checker, call *Call) *types.Type {
+				if len(call.Args) == 1 && call.Mode(table()["nsecs"]) == "" {
+					if id, ok := call.Args[0].(*lang.IdentExpr); ok {
+						c.Errorf(call.Expr, "Invalid timestamp mode: %s (expects: monotonic, boot, tai or sw_tai)", id.Name)
+					} else {
+						c.Errorf(call.Expr, "nsecs() only supports monotonic, boot, tai and sw_tai as the argument")
+					}
 					return types.InvalidType
 				}
-			}
-			if _, ok := Registers[runtime.GOARCH]; !ok {
-				c.Errorf(call.Expr, "usermode is not supported on %s", runtime.GOARCH)
-				return types.InvalidType
-			}
-			return types.U8
-		}},
-	&Builtin{Name: "probetype", Kind: Var, Sig: "probetype",
-		Doc:   "the type of the probe that fired, as bpftrace names it (special for BEGIN/END, fentry, kprobe ...)",
-		Check: func(Checker, *Call) *types.Type { return types.StringType(16) }},
-	&Builtin{Name: "ncpus", Kind: Var, Sig: "ncpus", Doc: "the number of CPUs (possible CPUs)",
-		Check: func(Checker, *Call) *types.Type { return types.U64 }},
-)
+				return types.U64
+			}},
+		taskRow("ppid", "ppid([struct task_struct *task])", "parent's process id of the current task (or of task)", false),
+		taskRow("pcomm", "pcomm([struct task_struct *task])", "parent's name of the current task (or of task)", true),
+		taskRow("leader_pid", "leader_pid([struct task_struct *task])", "process id of the thread-group leader", false),
+		taskRow("leader_tid", "leader_tid([struct task_struct *task])", "thread id of the thread-group leader", false),
+		taskRow("leader_comm", "leader_comm([struct task_struct *task])", "name of the thread-group leader", true),
+		&Builtin{Name: "usermode", Gen: genUsermode, Kind: Var, Flags: Token, Sig: "usermode",
+			Doc: "1 if the probe fired in user mode, else 0 (BEGIN/END: 1)",
+			Check: func(c Checker, call *Call) *types.Type {
+				for _, p := range c.Providers() {
+					switch p {
+					case "BEGIN", "END", "self", "kprobe", "kretprobe", "uprobe", "uretprobe", "usdt",
+						"profile", "interval", "software", "hardware", "watchpoint", "asyncwatchpoint":
+					default:
+						c.Errorf(call.Expr, "usermode can not be used with \"%s\" probes", p)
+						return types.InvalidType
+					}
+				}
+				if _, ok := Registers[runtime.GOARCH]; !ok {
+					c.Errorf(call.Expr, "usermode is not supported on %s", runtime.GOARCH)
+					return types.InvalidType
+				}
+				return types.U8
+			}},
+		&Builtin{Name: "probetype", Gen: genProbetype, Kind: Var, Sig: "probetype",
+			Doc:   "the type of the probe that fired, as bpftrace names it (special for BEGIN/END, fentry, kprobe ...)",
+			Check: func(Checker, *Call) *types.Type { return types.StringType(16) }},
+		&Builtin{Name: "ncpus", Gen: genNcpus, Kind: Var, Flags: Token, Sig: "ncpus", Doc: "the number of CPUs (possible CPUs)",
+			Check: func(Checker, *Call) *types.Type { return types.U64 }},
+	}
+}
 
 // ProbeType is bpftrace 0.26's name of a provider's probe type.
 func ProbeType(provider string) string {
@@ -141,35 +148,13 @@ func ProbeType(provider string) string {
 	return provider
 }
 
-func init() {
-	Gens["pid"] = genPid(true)
-	Gens["tid"] = genPid(false)
-	Gens["nsecs"] = genNsecs
-	for name := range taskPaths {
-		Gens[name] = genTask(name)
+// genLen is len(@m) (the map's element count) or len(kstack|ustack)
+// (the stack's frame count).
+func genLen(g Gen, c *Call) error {
+	if t := c.Args[0].Type(); t != nil && t.Kind == types.Stack {
+		return genStackLen(g, c)
 	}
-	Gens["usermode"] = genUsermode
-	mapLen := Table["len"].Gen
-	Table["len"].Gen = func(g Gen, c *Call) error {
-		if t := c.Args[0].Type(); t != nil && t.Kind == types.Stack {
-			return genStackLen(g, c)
-		}
-		return mapLen(g, c)
-	}
-	Gens["probetype"] = func(g Gen, c *Call) error {
-		g.ConstResult(ProbeType(g.AttachPoint().Provider))
-		return nil
-	}
-	Gens["ncpus"] = func(g Gen, c *Call) error {
-		n := g.Host().NCPUs
-		if n <= 0 {
-			n = runtime.NumCPU()
-		}
-		g.Emit(asm.Mov.Imm(asm.R0, int32(n)))
-		g.SetResult(asm.R0)
-		return nil
-	}
-	attachGens()
+	return g.MapCall(c)
 }
 
 // genPid: pid/tid in the tracer's pid namespace (bpf_get_ns_current_pid_tgid
@@ -178,7 +163,7 @@ func init() {
 func genPid(pid bool) GenFunc {
 	return func(g Gen, c *Call) error {
 		host := g.Host()
-		if c.Mode(Table[c.Name]) == "init" || host.PidNSIno == 0 {
+		if c.Mode(table()[c.Name]) == "init" || host.PidNSIno == 0 {
 			if pid {
 				return genHalf(asm.FnGetCurrentPidTgid, 32)(g, c)
 			}
@@ -207,7 +192,7 @@ func genPid(pid bool) GenFunc {
 
 func genNsecs(g Gen, c *Call) error {
 	fn := asm.FnKtimeGetNs
-	mode := c.Mode(Table["nsecs"])
+	mode := c.Mode(table()["nsecs"])
 	if mode == "" && g.Compat().NsecsBoot() {
 		mode = "boot"
 	}
@@ -348,39 +333,17 @@ func genUsermode(g Gen, c *Call) error {
 	return nil
 }
 
-// len() of a stack: its depth. A stack value holds only a stack id (the
-// frames are in a STACK_TRACE map, which BPF cannot read), so the depth is
-// that of the probe's current stack, captured again with the value's
-// kind and limit: the argument must be a stack of this probe invocation
-// (kstack/ustack or a scratch variable), not one stored in a map.
-func checkStackLen(c Checker, call *Call) *types.Type {
-	switch a := call.Args[0].(type) {
-	case *lang.CallExpr, *lang.BuiltinExpr, *lang.VarExpr:
-	default:
-		_ = a
-		c.Errorf(call.Expr, "len() of a stack needs the stack of this probe (kstack, ustack or a variable holding one), not %s", TypeName(call.Args[0].Type()))
-		return types.InvalidType
-	}
-	return types.S64
+func genProbetype(g Gen, c *Call) error {
+	g.ConstResult(ProbeType(g.AttachPoint().Provider))
+	return nil
 }
 
-// genStackLen: bpf_get_stack into scratch memory returns the bytes of the
-// frames it wrote (8 per frame), or a negative error (then 0).
-func genStackLen(g Gen, c *Call) error {
-	info := c.Args[0].Type().Stack
-	frames := info.Frames()
-	t := g.TempMem(8*frames, false)
-	flags := int32(0)
-	if info.User {
-		flags = 1 << 8 // BPF_F_USER_STACK
+func genNcpus(g Gen, c *Call) error {
+	n := g.Host().NCPUs
+	if n <= 0 {
+		n = runtime.NumCPU()
 	}
-	g.LoadCtx(asm.R1)
-	g.TempAddr(asm.R2, t, 0)
-	g.Emit(asm.Mov.Imm(asm.R3, int32(8*frames)), asm.Mov.Imm(asm.R4, flags), asm.FnGetStack.Call())
-	ok := g.Label("stacklen")
-	g.Emit(asm.JSGE.Imm(asm.R0, 0, ok), asm.Mov.Imm(asm.R0, 0))
-	g.Place(ok)
-	g.Emit(asm.RSh.Imm(asm.R0, 3))
+	g.Emit(asm.Mov.Imm(asm.R0, int32(n)))
 	g.SetResult(asm.R0)
 	return nil
 }

@@ -1,6 +1,7 @@
 package stdlib
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -8,7 +9,7 @@ import (
 // TestTableRows fails on a row missing its type rule, signature, doc or a
 // consistent arity, and on builtins of SPEC.md's "Language" missing rows.
 func TestTableRows(t *testing.T) {
-	for name, b := range Table {
+	for name, b := range table() {
 		if b.Name != name {
 			t.Errorf("%s: row registered under %q", b.Name, name)
 		}
@@ -38,7 +39,7 @@ func TestTableRows(t *testing.T) {
 		}
 	}
 	for _, n := range []string{"system", "signal", "override"} {
-		if !Table[n].Unsafe {
+		if !table()[n].Unsafe {
 			t.Errorf("%s must need --unsafe", n)
 		}
 	}
@@ -59,5 +60,35 @@ func TestParseFormat(t *testing.T) {
 	want := "-5s 5d x lu llx rx hhd"
 	if strings.Join(got, " ") != want {
 		t.Errorf("ParseFormat: got %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+// TestTokenFixture: lang's tests parse with the builtin tokens listed in
+// lang/testdata/builtin-tokens.txt; they must be the rows flagged Token.
+func TestTokenFixture(t *testing.T) {
+	data, err := os.ReadFile("../lang/testdata/builtin-tokens.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			listed = append(listed, l)
+		}
+	}
+	var rows []string
+	for _, b := range Rows() {
+		if b.Has(Token) {
+			rows = append(rows, b.Name)
+		}
+	}
+	if strings.Join(listed, " ") != strings.Join(rows, " ") {
+		t.Errorf("lang/testdata/builtin-tokens.txt lists\n  %s\nthe rows flagged Token are\n  %s", strings.Join(listed, " "), strings.Join(rows, " "))
+	}
+	for w, want := range map[string]bool{"pid": true, "arg0": true, "arg01": true, "sarg12": true, "arg": false, "args": true,
+		"probetype": false, "dw_ustack": false, "printf": false, "__builtin_pid": false, "argx": false} {
+		if got := IsToken(w); got != want {
+			t.Errorf("IsToken(%q) = %v, want %v", w, got, want)
+		}
 	}
 }

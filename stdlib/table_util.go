@@ -15,63 +15,46 @@ import (
 // maxStrlenUnroll bounds the string strlen() scans (one compare a byte).
 const maxStrlenUnroll = 8192
 
-var _ = rows(
-	&Builtin{Name: "strlen", Kind: Func, Sig: "strlen(string s)", MinArgs: 1, MaxArgs: 1,
-		Doc: "the length of a string (or char array) up to its NUL",
-		Check: func(c Checker, call *Call) *types.Type {
-			t := call.Args[0].Type()
-			ok := t != nil && (t.Kind == types.String ||
-				t.Kind == types.Array && t.Elem != nil && t.Elem.Kind == types.Int && t.Elem.Size == 1)
-			if !ok {
-				c.Errorf(call.Expr, "strlen() expects a string or a char array (%s provided)", TypeName(t))
-				return types.InvalidType
-			}
-			if t.Size > maxStrlenUnroll {
-				c.Errorf(call.Expr, "strlen() of a string longer than %d bytes is not supported", maxStrlenUnroll)
-				return types.InvalidType
-			}
-			return types.U64
-		}},
-	&Builtin{Name: "has_cpid", Kind: Var, Sig: "has_cpid", Doc: "whether gotrace runs a child command (-c), whose pid is cpid",
-		Check: func(Checker, *Call) *types.Type { return types.BoolType }},
-	&Builtin{Name: "write_user", Kind: Func, Sig: "write_user(void *dst, src, int n)", MinArgs: 3, MaxArgs: 3, Unsafe: true,
-		Helpers: []string{"bpf_probe_write_user"},
-		Doc:     "write n bytes of src (a string, buffer or integer) to user memory at dst (needs --unsafe)",
-		Check: func(c Checker, call *Call) *types.Type {
-			if t := call.Args[0].Type(); t == nil || (t.Kind != types.Pointer && !t.IsInteger()) {
-				c.Errorf(call.Expr, "write_user() expects a pointer as its first argument (%s provided)", TypeName(t))
-				return types.InvalidType
-			}
-			n, ok := c.ConstInt(call.Args[2])
-			if !ok || n < 1 {
-				c.Errorf(call.Expr, "write_user() expects a positive integer literal as its length")
-				return types.InvalidType
-			}
-			if t := call.Args[1].Type(); t != nil && !t.IsInteger() && int64(t.Size) < n {
-				c.Errorf(call.Expr, "write_user(): %d bytes asked, %s has %d", n, TypeName(t), t.Size)
-				return types.InvalidType
-			}
-			return types.S64
-		}},
-)
-
-func init() {
-	Gens["strlen"] = genStrlen
-	Gens["has_cpid"] = func(g Gen, c *Call) error {
-		if err := genCpid(g, c); err != nil {
-			return err
-		}
-		yes, done := g.Label("hascpid"), g.Label("cpiddone")
-		g.Emit(asm.JNE.Imm(asm.R0, 0, yes), asm.Mov.Imm(asm.R0, 0), asm.Ja.Label(done))
-		g.Place(yes)
-		g.Emit(asm.Mov.Imm(asm.R0, 1))
-		g.Place(done)
-		g.Emit(asm.Mov.Reg(asm.R0, asm.R0))
-		g.SetResult(asm.R0)
-		return nil
+func utilRows() []*Builtin {
+	return []*Builtin{
+		&Builtin{Name: "strlen", Gen: genStrlen, Kind: Func, Sig: "strlen(string s)", MinArgs: 1, MaxArgs: 1,
+			Doc: "the length of a string (or char array) up to its NUL",
+			Check: func(c Checker, call *Call) *types.Type {
+				t := call.Args[0].Type()
+				ok := t != nil && (t.Kind == types.String ||
+					t.Kind == types.Array && t.Elem != nil && t.Elem.Kind == types.Int && t.Elem.Size == 1)
+				if !ok {
+					c.Errorf(call.Expr, "strlen() expects a string or a char array (%s provided)", TypeName(t))
+					return types.InvalidType
+				}
+				if t.Size > maxStrlenUnroll {
+					c.Errorf(call.Expr, "strlen() of a string longer than %d bytes is not supported", maxStrlenUnroll)
+					return types.InvalidType
+				}
+				return types.U64
+			}},
+		&Builtin{Name: "has_cpid", Gen: genHasCpid, Kind: Var, Sig: "has_cpid", Doc: "whether gotrace runs a child command (-c), whose pid is cpid",
+			Check: func(Checker, *Call) *types.Type { return types.BoolType }},
+		&Builtin{Name: "write_user", Gen: genWriteUser, Kind: Func, Sig: "write_user(void *dst, src, int n)", MinArgs: 3, MaxArgs: 3, Unsafe: true,
+			Helpers: []string{"bpf_probe_write_user"},
+			Doc:     "write n bytes of src (a string, buffer or integer) to user memory at dst (needs --unsafe)",
+			Check: func(c Checker, call *Call) *types.Type {
+				if t := call.Args[0].Type(); t == nil || (t.Kind != types.Pointer && !t.IsInteger()) {
+					c.Errorf(call.Expr, "write_user() expects a pointer as its first argument (%s provided)", TypeName(t))
+					return types.InvalidType
+				}
+				n, ok := c.ConstInt(call.Args[2])
+				if !ok || n < 1 {
+					c.Errorf(call.Expr, "write_user() expects a positive integer literal as its length")
+					return types.InvalidType
+				}
+				if t := call.Args[1].Type(); t != nil && !t.IsInteger() && int64(t.Size) < n {
+					c.Errorf(call.Expr, "write_user(): %d bytes asked, %s has %d", n, TypeName(t), t.Size)
+					return types.InvalidType
+				}
+				return types.S64
+			}},
 	}
-	Gens["write_user"] = genWriteUser
-	attachGens()
 }
 
 // genStrlen counts the bytes before the NUL, one compare per byte of the
@@ -132,42 +115,57 @@ func genWriteUser(g Gen, c *Call) error {
 	return nil
 }
 
-var _ = rows(&Builtin{Name: "assert", Kind: Func, Sig: "assert(bool cond, string msg)", MinArgs: 2, MaxArgs: 2,
-	Helpers: []string{"bpf_ringbuf_output"},
-	Doc:     "when cond is false: msg as an error at the call (as errorf), then exit(1)",
-	Check: func(c Checker, call *Call) *types.Type {
-		if t := call.Args[0].Type(); t == nil || !t.IsInteger() && t.Kind != types.Pointer {
-			c.Errorf(call.Expr, "assert() expects a condition (%s provided)", TypeName(t))
-			return types.InvalidType
-		}
-		if _, ok := call.Args[1].(*lang.StrLit); !ok {
-			c.Errorf(call.Expr, "assert() expects a string literal as its message")
-			return types.InvalidType
-		}
-		return types.NoneType
-	}})
-
-func init() {
-	Gens["assert"] = func(g Gen, c *Call) error {
-		cond, err := g.EvalInt(c.Args[0])
-		if err != nil {
-			return err
-		}
-		ok := g.Label("assertok")
-		g.Emit(asm.JNE.Imm(cond, 0, ok))
-		g.Free(cond)
-		msg := c.Args[1].(*lang.StrLit).Value
-		if _, err := g.Event(EvErrorf, strings.ReplaceAll(msg, "%", "%%"), "", nil); err != nil {
-			return err
-		}
-		code := &lang.IntLit{Value: 1, Text: "1"}
-		code.SetType(types.S64)
-		if _, err := g.Event(EvExit, "", "", []lang.Expr{code}); err != nil {
-			return err
-		}
-		g.Return()
-		g.Place(ok)
-		return nil
+func assertRows() []*Builtin {
+	return []*Builtin{
+		&Builtin{Name: "assert", Gen: genAssert, Kind: Func, Sig: "assert(bool cond, string msg)", MinArgs: 2, MaxArgs: 2,
+			Helpers: []string{"bpf_ringbuf_output"},
+			Doc:     "when cond is false: msg as an error at the call (as errorf), then exit(1)",
+			Check: func(c Checker, call *Call) *types.Type {
+				if t := call.Args[0].Type(); t == nil || !t.IsInteger() && t.Kind != types.Pointer {
+					c.Errorf(call.Expr, "assert() expects a condition (%s provided)", TypeName(t))
+					return types.InvalidType
+				}
+				if _, ok := call.Args[1].(*lang.StrLit); !ok {
+					c.Errorf(call.Expr, "assert() expects a string literal as its message")
+					return types.InvalidType
+				}
+				return types.NoneType
+			}},
 	}
-	attachGens()
+}
+
+func genHasCpid(g Gen, c *Call) error {
+	if err := genCpid(g, c); err != nil {
+		return err
+	}
+	yes, done := g.Label("hascpid"), g.Label("cpiddone")
+	g.Emit(asm.JNE.Imm(asm.R0, 0, yes), asm.Mov.Imm(asm.R0, 0), asm.Ja.Label(done))
+	g.Place(yes)
+	g.Emit(asm.Mov.Imm(asm.R0, 1))
+	g.Place(done)
+	g.Emit(asm.Mov.Reg(asm.R0, asm.R0))
+	g.SetResult(asm.R0)
+	return nil
+}
+
+func genAssert(g Gen, c *Call) error {
+	cond, err := g.EvalInt(c.Args[0])
+	if err != nil {
+		return err
+	}
+	ok := g.Label("assertok")
+	g.Emit(asm.JNE.Imm(cond, 0, ok))
+	g.Free(cond)
+	msg := c.Args[1].(*lang.StrLit).Value
+	if _, err := g.Event(EvErrorf, strings.ReplaceAll(msg, "%", "%%"), "", nil); err != nil {
+		return err
+	}
+	code := &lang.IntLit{Value: 1, Text: "1"}
+	code.SetType(types.S64)
+	if _, err := g.Event(EvExit, "", "", []lang.Expr{code}); err != nil {
+		return err
+	}
+	g.Return()
+	g.Place(ok)
+	return nil
 }

@@ -119,8 +119,10 @@ type checker struct {
 	argsOthers []*types.Type
 	retDone    bool
 	retType    *types.Type
-	typeCache  map[string]*types.Type
-	depth      int
+	// probeRefused are the ProbeOnce rows refused in this clause.
+	probeRefused map[*stdlib.Builtin]bool
+	typeCache    map[string]*types.Type
+	depth        int
 	// lineStarts are the offsets where each source line begins, built on
 	// first use so posAt is a binary search, not a scan from the start
 	// (lang.Source.PosAt is linear, and spans are computed per expression).
@@ -387,7 +389,7 @@ func (c *checker) ConstStr(e lang.Expr) (string, bool) {
 
 // strOfParam returns $N of str($N) (a single argument, not $#).
 func strOfParam(e *lang.CallExpr) (*lang.PositionalExpr, bool) {
-	if e.Name != "str" || len(e.Args) != 1 {
+	if row, ok := stdlib.Lookup(e.Name); !ok || !row.Has(stdlib.StrOfParam) || len(e.Args) != 1 {
 		return nil, false
 	}
 	p, ok := e.Args[0].(*lang.PositionalExpr)

@@ -22,8 +22,6 @@ const (
 	ctxVarAssign
 )
 
-func tnOf(t *types.Type) string { return stdlib.TypeName(t) }
-
 // expr checks e, sets its type and returns it (never nil).
 func (c *checker) expr(e lang.Expr, ctx exprCtx) (t *types.Type) {
 	if e == nil {
@@ -95,7 +93,7 @@ func (c *checker) expr(e lang.Expr, ctx exprCtx) (t *types.Type) {
 			return types.InvalidType
 		}
 		if x.Kind != types.Tuple {
-			c.errorf(e, "Can not access index '%d' on expression of type '%s'", e.Index, typeName(x))
+			c.errorf(e, "Can not access index '%d' on expression of type '%s'", e.Index, stdlib.TypeName(x))
 			return types.InvalidType
 		}
 		if e.Index < 0 || e.Index >= len(x.Fields) {
@@ -115,7 +113,7 @@ func (c *checker) expr(e lang.Expr, ctx exprCtx) (t *types.Type) {
 			if elems[i].IsInvalid() {
 				bad = true
 			} else if elems[i].Kind == types.None || elems[i].Kind.IsAggregation() {
-				c.errorf(el, "Invalid expression in tuple: %s", typeName(elems[i]))
+				c.errorf(el, "Invalid expression in tuple: %s", stdlib.TypeName(elems[i]))
 				bad = true
 			}
 		}
@@ -171,14 +169,18 @@ func (c *checker) fillPositional(e *lang.PositionalExpr) {
 
 func (c *checker) builtinVar(e *lang.BuiltinExpr) *types.Type {
 	row, _, ok := stdlib.Resolve(e.Name)
-	if !ok || (row.Kind != stdlib.Var && !(row.Kind == stdlib.Func && row.MinArgs == 0 && (row.Name == "kstack" || row.Name == "ustack" || row.Name == "dw_ustack"))) {
+	if !ok || (row.Kind != stdlib.Var && !(row.Kind == stdlib.Func && row.MinArgs == 0 && row.Has(stdlib.Bare))) {
 		c.errHint(e.Span(), func() string { return lang.Suggest(e.Name, stdlib.Names(stdlib.Var)) }, "Unknown identifier: '%s'", e.Name)
 		return types.InvalidType
 	}
 	if row.Check == nil {
 		return types.InvalidType
 	}
-	return c.builtinVar026(stdlib.Canonical(e.Name), row.Check(c, &stdlib.Call{Expr: e, Name: stdlib.Canonical(e.Name), Probe: c.probe}))
+	call := &stdlib.Call{Expr: e, Name: stdlib.Canonical(e.Name), Probe: c.probe}
+	if !c.checkProbes(row, call) {
+		return types.InvalidType
+	}
+	return row.Check(c, call)
 }
 
 // knownIdent reports whether a bare name is a builtin variable or an
@@ -196,9 +198,13 @@ func (c *checker) knownIdent(name string) bool {
 }
 
 func (c *checker) ident(e *lang.IdentExpr) *types.Type {
-	if row, _, ok := stdlib.Resolve(e.Name); ok && (row.Kind == stdlib.Var || e.Name == "dw_ustack") {
-		// dw_ustack, like kstack/ustack, is also written without parentheses.
-		return row.Check(c, &stdlib.Call{Expr: e, Name: stdlib.Canonical(e.Name), Probe: c.probe})
+	if row, _, ok := stdlib.Resolve(e.Name); ok && (row.Kind == stdlib.Var || row.Has(stdlib.Bare)) {
+		// A Bare function (dw_ustack) is also written without parentheses.
+		call := &stdlib.Call{Expr: e, Name: stdlib.Canonical(e.Name), Probe: c.probe}
+		if !c.checkProbes(row, call) {
+			return types.InvalidType
+		}
+		return row.Check(c, call)
 	}
 	if c.opts.Resolver != nil {
 		if v, t, ok := c.opts.Resolver.Enum(e.Name); ok {
@@ -253,7 +259,7 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 		c.errAt(nameSp, "", "Unknown function: %s (added in bpftrace %s; --compat 0.17 follows bpftrace 0.17)", e.Name, row.Since)
 		return types.InvalidType
 	}
-	if row.Name == "find" {
+	if row.Has(stdlib.OutArg) {
 		return c.findCall(e)
 	}
 	if row.Unsafe && !c.opts.Unsafe {
@@ -265,7 +271,7 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 	}
 	n := len(e.Args)
 	orig := row
-	if e.Name == "tseries" && n > 0 {
+	if row.Has(stdlib.ClockArg) && n > 0 {
 		if m, ok := e.Args[n-1].(*lang.MapExpr); ok && m.Name == c.opts.DummyTseriesMap {
 			n-- // the dummy clock (tseriesDummyClock), from an earlier pass
 		}
@@ -284,7 +290,7 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 		c.errorf(e, "%s", arityMsg(row, n))
 		return types.InvalidType
 	}
-	if e.Name == "tseries" {
+	if row.Has(stdlib.ClockArg) {
 		c.tseriesDummyClock(e)
 	}
 	if row.Kind == stdlib.Agg && ctx != ctxMapAssign {
@@ -294,25 +300,25 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 		c.errorf(e, "%s() should be directly assigned to a map", e.Name)
 		return types.InvalidType
 	}
-	if e.Name == "str" && !c.strOfPositional(e) {
+	if row.Has(stdlib.StrOfParam) && !c.strOfPositional(e) {
 		return types.InvalidType
 	}
-	if e.Name == "print" && c.loops > 0 && c.opts.Compat.Ints017() {
-		c.warnAt(e.Span(), "Due to it's asynchronous nature using 'print()' in a loop can lead to unexpected behavior. The map will likely be updated before the runtime can 'print' it.")
+	if row.Has(stdlib.LoopWarn017) && c.loops > 0 && c.opts.Compat.Ints017() {
+		c.warnAt(e.Span(), "Due to it's asynchronous nature using '%s()' in a loop can lead to unexpected behavior. The map will likely be updated before the runtime can 'print' it.", e.Name)
 	}
 	// The arguments of bpftrace's compile-time functions may be string
 	// literals of any length; elsewhere a literal must fit a string.
 	savedFmt := c.inFormatCall
-	c.inFormatCall = compileTimeFunc[e.Name]
+	c.inFormatCall = row.Has(stdlib.LongStrArgs)
 	defer func() { c.inFormatCall = savedFmt }()
 	bad := false
 	for i, a := range e.Args {
 		var t *types.Type
 		switch {
 		case row.Kind == stdlib.MapFunc && i == 0:
-			t = c.mapFuncArg(e, a)
-		case row.Kind == stdlib.MapFunc && i == 1 && (e.Name == "delete" || e.Name == "has_key"):
-			t = c.mapKeyArg(e, a)
+			t = c.mapFuncArg(row, e, a)
+		case row.Kind == stdlib.MapFunc && i == 1 && row.Has(stdlib.KeyArg):
+			t = c.mapKeyArg(row, e, a)
 		case i == 0 && (isMode(row, a) || badVarMode(row, a)):
 			t = types.NoneType
 			a.SetType(t)
@@ -323,7 +329,7 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 			bad = true
 		}
 	}
-	if bad && row.Kind != stdlib.Agg && e.Name != "kstack" && e.Name != "ustack" && e.Name != "print" {
+	if bad && row.Kind != stdlib.Agg && !row.Has(stdlib.CheckBadArgs) {
 		// The argument's own error was reported; skip follow-on errors
 		// but still type the call.
 		if t := c.quietCheck(row, e); t != nil {
@@ -334,7 +340,31 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 	if row.Check == nil {
 		return types.NoneType
 	}
-	return c.callResult026(e, row.Check(c, &stdlib.Call{Expr: e, Name: stdlib.Canonical(e.Name), Args: e.Args, Probe: c.probe}))
+	call := &stdlib.Call{Expr: e, Name: stdlib.Canonical(e.Name), Args: e.Args, Probe: c.probe}
+	if !c.checkProbes(row, call) {
+		return types.InvalidType
+	}
+	return row.Check(c, call)
+}
+
+// checkProbes enforces the row's probe rule (Probes, NotProbes) in the
+// clause being checked, reporting the row's words; false when refused.
+func (c *checker) checkProbes(row *stdlib.Builtin, call *stdlib.Call) bool {
+	p, refused := row.RefusedIn(c.providers)
+	if !refused {
+		return true
+	}
+	if row.Has(stdlib.ProbeOnce) {
+		if c.probeRefused[row] {
+			return false
+		}
+		if c.probeRefused == nil {
+			c.probeRefused = map[*stdlib.Builtin]bool{}
+		}
+		c.probeRefused[row] = true
+	}
+	c.errorf(call.Expr, "%s", row.ProbeMessage(c, call, p))
+	return false
 }
 
 // quietCheck runs a row's rule with reporting off (to type a call whose
@@ -399,16 +429,12 @@ func arityMsg(row *stdlib.Builtin, n int) string {
 	return fmt.Sprintf("%s() takes up to %d arguments (%d provided)", row.Name, row.MaxArgs, n)
 }
 
-// compileTimeFunc are the calls whose arguments bpftrace 0.17 uses when
-// compiling (format strings, commands): their string literals may be long.
-var compileTimeFunc = map[string]bool{"printf": true, "system": true, "cat": true, "debugf": true}
-
 // mapFuncArg checks the map argument of delete/clear/zero/print/len/has_key:
 // a bare `@m` names the whole map.
-func (c *checker) mapFuncArg(call *lang.CallExpr, a lang.Expr) *types.Type {
+func (c *checker) mapFuncArg(row *stdlib.Builtin, call *lang.CallExpr, a lang.Expr) *types.Type {
 	m, ok := a.(*lang.MapExpr)
 	if !ok || len(m.Keys) > 0 {
-		if call.Name == "print" || call.Name == "delete" {
+		if row.Has(stdlib.ElemArg) {
 			c.wholeAgg = m
 			defer func() { c.wholeAgg = nil }()
 			return c.expr(a, ctxValue)
@@ -442,7 +468,7 @@ func (c *checker) mapFuncArg(call *lang.CallExpr, a lang.Expr) *types.Type {
 }
 
 // mapKeyArg checks the key of delete(@m, k) / has_key(@m, k) against @m.
-func (c *checker) mapKeyArg(call *lang.CallExpr, a lang.Expr) *types.Type {
+func (c *checker) mapKeyArg(row *stdlib.Builtin, call *lang.CallExpr, a lang.Expr) *types.Type {
 	t := c.expr(a, ctxValue)
 	if t.IsInvalid() || len(call.Args) == 0 {
 		return t
@@ -455,7 +481,7 @@ func (c *checker) mapKeyArg(call *lang.CallExpr, a lang.Expr) *types.Type {
 	if st == nil || !st.keySet {
 		return t
 	}
-	if call.Name == "has_key" && len(st.info.KeyParts) == 0 && !c.opts.Compat.Legacy() {
+	if row.Has(stdlib.KeyedMap) && len(st.info.KeyParts) == 0 && !c.opts.Compat.Legacy() {
 		// bpftrace 0.26's words.
 		c.errorf(call, "call to has_key() expects a map with explicit keys (non-scalar map)")
 		return types.InvalidType
@@ -513,11 +539,11 @@ func (c *checker) binary(e *lang.BinaryExpr) *types.Type {
 	}
 	op := e.Op
 	mismatch := func() *types.Type {
-		c.errorf(e, "Type mismatch for '%s': comparing '%s' with '%s'", op, typeName(x), typeName(y))
+		c.errorf(e, "Type mismatch for '%s': comparing '%s' with '%s'", op, stdlib.TypeName(x), stdlib.TypeName(y))
 		return types.InvalidType
 	}
 	opErr := func() *types.Type {
-		c.errAt(c.opSpan(e), "", "The %s operator can not be used on expressions of types %s, %s", op, typeName(x), typeName(y))
+		c.errAt(c.opSpan(e), "", "The %s operator can not be used on expressions of types %s, %s", op, stdlib.TypeName(x), stdlib.TypeName(y))
 		return types.InvalidType
 	}
 	xi, yi := x.IsInteger(), y.IsInteger()
@@ -656,7 +682,7 @@ func (c *checker) unary(e *lang.UnaryExpr) *types.Type {
 		case types.Int:
 			return types.IntType(8, x.Signed)
 		}
-		c.errorf(e, "Can not dereference type '%s'", typeName(x))
+		c.errorf(e, "Can not dereference type '%s'", stdlib.TypeName(x))
 		return types.InvalidType
 	case "&":
 		if t := c.addrOf026(e, x); t != nil {
@@ -665,7 +691,7 @@ func (c *checker) unary(e *lang.UnaryExpr) *types.Type {
 		c.errorf(e, "The & operator is not supported")
 		return types.InvalidType
 	}
-	c.errorf(e, "The %s operator can not be used on expressions of type '%s'", e.Op, typeName(x))
+	c.errorf(e, "The %s operator can not be used on expressions of type '%s'", e.Op, stdlib.TypeName(x))
 	return types.InvalidType
 }
 
@@ -685,7 +711,7 @@ func (c *checker) incdec(e *lang.UnaryExpr) *types.Type {
 		}
 		x.SetType(t)
 		if t != nil && !t.IsInvalid() && !t.IsInteger() && t.Kind != types.Pointer {
-			c.errorf(e, "The %s operator can not be used on expressions of type '%s'", e.Op, typeName(t))
+			c.errorf(e, "The %s operator can not be used on expressions of type '%s'", e.Op, stdlib.TypeName(t))
 			return types.InvalidType
 		}
 		return t
@@ -695,7 +721,7 @@ func (c *checker) incdec(e *lang.UnaryExpr) *types.Type {
 			return t
 		}
 		if !t.IsInteger() && t.Kind != types.Pointer {
-			c.errorf(e, "The %s operator can not be used on expressions of type '%s'", e.Op, typeName(t))
+			c.errorf(e, "The %s operator can not be used on expressions of type '%s'", e.Op, stdlib.TypeName(t))
 			return types.InvalidType
 		}
 		return t
@@ -757,25 +783,27 @@ func (c *checker) field(e *lang.FieldExpr) *types.Type {
 	}
 	rec := x
 	isArgs := false
-	if b, ok := e.X.(*lang.BuiltinExpr); ok && b.Name == "args" {
-		isArgs = true
+	if b, ok := e.X.(*lang.BuiltinExpr); ok {
+		row, _, found := stdlib.Resolve(b.Name)
+		isArgs = found && row.Has(stdlib.DotDeref)
 	}
 	if e.Arrow {
 		if x.Kind != types.Pointer || x.Elem == nil || x.Elem.Kind != types.Record {
-			c.errorf(e, "Can not access field '%s' on expression of type '%s'", e.Field, typeName(x))
+			c.errorf(e, "Can not access field '%s' on expression of type '%s'", e.Field, stdlib.TypeName(x))
 			return types.InvalidType
 		}
 		rec = x.Elem
 	} else {
 		if x.Kind == types.Pointer && isArgs && x.Elem != nil && x.Elem.Kind == types.Record {
-			// `args.f` is accepted like `args->f` (gotrace's SPEC).
+			// `args.f` is accepted like `args->f` (gotrace's SPEC; the
+			// row's DotDeref).
 			rec = x.Elem
 		} else if x.Kind == types.Pointer && x.Elem != nil && x.Elem.Kind == types.Record && c.opts.Compat.DotDerefs() {
 			// bpftrace 0.26: `p.f` on a struct pointer reads like `p->f`.
 			rec = x.Elem
 		} else if x.Kind == types.Pointer && x.Elem != nil && x.Elem.Kind == types.Record {
 			c.errAt(c.dotSpan(e), "use '->' to access a member through a pointer",
-				"Can not access field '%s' on type '%s'. Try dereferencing it first, or using '->'", e.Field, typeName(x))
+				"Can not access field '%s' on type '%s'. Try dereferencing it first, or using '->'", e.Field, stdlib.TypeName(x))
 			return types.InvalidType
 		} else if x.Kind == types.Tuple && len(x.Fields) > 0 && x.Fields[0].Name != "" {
 			// A record's field (bpftrace 0.24): an element of the tuple.
@@ -788,7 +816,7 @@ func (c *checker) field(e *lang.FieldExpr) *types.Type {
 			c.errAt(c.dotSpan(e), "", "Record does not contain a field named '%s'", e.Field)
 			return types.InvalidType
 		} else if x.Kind != types.Record {
-			c.errAt(c.dotSpan(e), "", "Can not access field '%s' on expression of type '%s'", e.Field, typeName(x))
+			c.errAt(c.dotSpan(e), "", "Can not access field '%s' on expression of type '%s'", e.Field, stdlib.TypeName(x))
 			return types.InvalidType
 		}
 	}
@@ -965,10 +993,10 @@ func (c *checker) cast(e *lang.CastExpr) *types.Type {
 		if (x.IsInteger() || x.Kind == types.Array) && x.Size == to.Size {
 			return to
 		}
-		c.errorf(at, "Cannot cast from \"%s\" to \"%s\"", typeName(x), typeName(to))
+		c.errorf(at, "Cannot cast from \"%s\" to \"%s\"", stdlib.TypeName(x), stdlib.TypeName(to))
 		return types.InvalidType
 	}
-	c.errorf(at, "Casts are not supported for type: \"%s\"", typeName(x))
+	c.errorf(at, "Casts are not supported for type: \"%s\"", stdlib.TypeName(x))
 	return types.InvalidType
 }
 
@@ -1060,7 +1088,7 @@ func (c *checker) offsetof(e *lang.OffsetofExpr) *types.Type {
 	off := 0
 	for _, name := range e.Fields {
 		if rec.Kind != types.Record {
-			c.errorf(e, "offsetof() expects a struct or union type, got '%s'", typeName(rec))
+			c.errorf(e, "offsetof() expects a struct or union type, got '%s'", stdlib.TypeName(rec))
 			return types.InvalidType
 		}
 		f, ok := rec.Field(name)

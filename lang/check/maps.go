@@ -48,7 +48,7 @@ func (c *checker) mapAccess(m *lang.MapExpr, write bool) *mapState {
 			c.errorf(k, "Invalid map key type: none")
 			bad = true
 		case t.Kind.IsAggregation():
-			c.errorf(k, "%s cannot be used as a map key", typeName(t))
+			c.errorf(k, "%s cannot be used as a map key", stdlib.TypeName(t))
 			bad = true
 		}
 	}
@@ -175,15 +175,6 @@ func (c *checker) mapRead(m *lang.MapExpr) *types.Type {
 
 // ---- probe context ----
 
-// probeKind is bpftrace 0.17's name of a provider in context messages.
-func probeKind(p string) string {
-	switch p {
-	case "BEGIN", "END", "self":
-		return "special"
-	}
-	return p
-}
-
 // ProbeArgs resolves the clause's `args` once. With several attach points
 // the first decides the type; wildcard tracepoints are resolved through the
 // Resolver with the pattern as written (its first match).
@@ -195,14 +186,7 @@ func (c *checker) ProbeArgs(n lang.Node) *types.Type {
 		return c.argsUse(n)
 	}
 	c.argsDone = true
-	for _, p := range c.providers {
-		switch p {
-		case "tracepoint", "rawtracepoint", "kfunc", "kretfunc", "uprobe", "uretprobe":
-		default:
-			c.errorf(n, "The args builtin can only be used with tracepoint/kfunc/uprobeprobes (%s used here)", probeKind(p))
-			return types.InvalidType
-		}
-	}
+	// The args row's Probes refused other providers (checkProbes).
 	if c.probe == nil || len(c.probe.Attach) == 0 {
 		return types.InvalidType
 	}
@@ -267,18 +251,7 @@ func (c *checker) ProbeRetval(n lang.Node) *types.Type {
 		return c.retType
 	}
 	c.retDone = true
-	for _, p := range c.providers {
-		switch p {
-		case "kretprobe", "uretprobe", "kretfunc":
-		default:
-			msg := "The retval builtin can only be used with 'kretprobe' and 'uretprobe' and 'kfunc' probes"
-			if p == "tracepoint" {
-				msg += " (try to use args->ret instead)"
-			}
-			c.errorf(n, "%s", msg)
-			return types.InvalidType
-		}
-	}
+	// The retval row's Probes refused other providers (checkProbes).
 	c.retType = types.U64
 	if c.probe != nil && len(c.probe.Attach) > 0 && c.probe.Attach[0].Provider == "kretfunc" && c.opts.Resolver != nil {
 		_, ret, err := c.opts.Resolver.Func(c.probe.Attach[0].Func)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
+	"github.com/gotrace/gotrace/stdlib"
 )
 
 // maxDepth caps expression and block nesting so hostile input cannot
@@ -35,6 +36,7 @@ func (c *checker) checkProbe(p *lang.Probe) {
 		return true
 	})
 	c.retDone, c.retType = false, nil
+	clear(c.probeRefused)
 	p.Vars = nil
 	seen := map[string]bool{}
 	for _, ap := range p.Attach {
@@ -282,7 +284,7 @@ func (c *checker) varDecl(s *lang.VarDeclStmt) {
 			t = it
 		} else if !t.IsInvalid() && !it.IsInvalid() && !assignable(t, it) {
 			c.errAt(s.Init.Span(), "", "Type mismatch for %s: trying to assign value of type '%s' when variable already has a type '%s'",
-				s.Var.Name, typeName(it), typeName(t))
+				s.Var.Name, stdlib.TypeName(it), stdlib.TypeName(t))
 		}
 	}
 	if t == nil {
@@ -294,7 +296,7 @@ func (c *checker) varDecl(s *lang.VarDeclStmt) {
 		}
 	}
 	if t.Kind.IsAggregation() {
-		c.errorf(s, "Value of type '%s' can not be stored in a variable", typeName(t))
+		c.errorf(s, "Value of type '%s' can not be stored in a variable", stdlib.TypeName(t))
 		t = types.InvalidType
 	}
 	info := c.newVar(s.Var.Name, varType(t, c.strlen), true)
@@ -412,7 +414,7 @@ func (c *checker) compound(s *lang.AssignStmt, op string, old, rhs *types.Type) 
 		return old
 	}
 	if !old.IsInteger() || !rhs.IsInteger() {
-		c.errAt(lang.Join(s.Lhs.Span(), s.Rhs.Span()), "", "Type mismatch for '%s': comparing '%s' with '%s'", bop, typeName(old), typeName(rhs))
+		c.errAt(lang.Join(s.Lhs.Span(), s.Rhs.Span()), "", "Type mismatch for '%s': comparing '%s' with '%s'", bop, stdlib.TypeName(old), stdlib.TypeName(rhs))
 		return types.InvalidType
 	}
 	at := c.tokenAfter(s.Lhs.Span().End, op)
@@ -468,10 +470,10 @@ func (c *checker) assignVar(s *lang.AssignStmt, v *lang.VarExpr, op string) {
 	} else if !rt.IsInvalid() {
 		if !assignable(info.Type, rt) {
 			if info.Type.Kind == types.Tuple && rt.Kind == types.Tuple {
-				c.errAt(eqSpan, "", "Tuple type mismatch: %s != %s.", typeName(info.Type), typeName(rt))
+				c.errAt(eqSpan, "", "Tuple type mismatch: %s != %s.", stdlib.TypeName(info.Type), stdlib.TypeName(rt))
 			} else {
 				c.errAt(eqSpan, "", "Type mismatch for %s: trying to assign value of type '%s' when variable already contains a value of type '%s'",
-					v.Name, typeName(rt), typeName(info.Type))
+					v.Name, stdlib.TypeName(rt), stdlib.TypeName(info.Type))
 			}
 		} else {
 			info.Type = merge(info.Type, rt)
@@ -542,11 +544,11 @@ func (c *checker) storeMap(st *mapState, m *lang.MapExpr, v *types.Type, at lang
 	} else if !assignable(old, v) {
 		if old.Kind == types.Tuple && v.Kind == types.Tuple {
 			eq := c.tokenAfter(m.Span().End, "=")
-			c.errAt(eq, "", "Tuple type mismatch: %s != %s.", typeName(old), typeName(v))
+			c.errAt(eq, "", "Tuple type mismatch: %s != %s.", stdlib.TypeName(old), stdlib.TypeName(v))
 		} else {
 			// bpftrace 0.17 leaves the closing quote off this message.
 			c.errAt(at, "", "Type mismatch for %s: trying to assign value of type '%s' when map already contains a value of type '%s",
-				m.Name, typeName(v), typeName(old))
+				m.Name, stdlib.TypeName(v), stdlib.TypeName(old))
 		}
 	} else if old.Kind == types.Lhist && old.Lhist != v.Lhist && v.Lhist != [3]int64{} {
 		c.errAt(at, "", "Different lhist bounds in a single map unsupported")
@@ -572,8 +574,6 @@ func widenValue(t *types.Type) *types.Type {
 	}
 	return t
 }
-
-func typeName(t *types.Type) string { return tnOf(t) }
 
 var _ = fmt.Sprintf
 

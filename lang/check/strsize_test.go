@@ -77,12 +77,12 @@ func TestGrowingStringVar(t *testing.T) {
 		}
 		tt := tuples[0]
 		if tt.Kind != types.Tuple || len(tt.Fields) != 2 || tt.Fields[1].Type.Kind != types.String || tt.Fields[1].Type.Size != 21 {
-			t.Errorf("%s: tuple type %s, want its string of 21 bytes", s, typeName(tt))
+			t.Errorf("%s: tuple type %s, want its string of 21 bytes", s, tt.Spell(true))
 		}
 		for _, p := range res.Prog.Probes {
 			for _, v := range p.Vars {
 				if v.Name == "$t" && (v.Type.Kind != types.Tuple || v.Type.Fields[1].Type.Size != 21) {
-					t.Errorf("%s: $t is %s", s, typeName(v.Type))
+					t.Errorf("%s: $t is %s", s, v.Type.Spell(true))
 				}
 			}
 		}

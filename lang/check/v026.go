@@ -38,24 +38,6 @@ func aggReadAsInt(m *lang.MapExpr) bool {
 	return m.Info.Value.Kind.IsAggregation() && t != nil && t.Kind == types.Int
 }
 
-// callResult026 adjusts a builtin's result type t to bpftrace 0.26:
-// delete() returns whether it deleted an element (a bool).
-func (c *checker) callResult026(e *lang.CallExpr, t *types.Type) *types.Type {
-	if e.Name == "delete" && t != nil && t.Kind == types.None && c.opts.Compat.DeleteReturnsBool() {
-		return types.BoolType
-	}
-	return t
-}
-
-// builtinVar026 adjusts a builtin variable's type t to bpftrace 0.26:
-// pid and tid are uint32 (bpftrace 0.22).
-func (c *checker) builtinVar026(name string, t *types.Type) *types.Type {
-	if (name == "pid" || name == "tid") && t != nil && t.Kind == types.Int && c.opts.Compat.PidTid32() {
-		return types.U32
-	}
-	return t
-}
-
 // addrOf026 types &$a, the address of a variable (bpftrace 0.26; a
 // pointer into the BPF stack, read back with the kernel helper), or
 // returns nil where 0.17 refuses `&`.

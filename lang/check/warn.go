@@ -5,6 +5,7 @@ import (
 
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
+	"github.com/gotrace/gotrace/stdlib"
 )
 
 // bpftrace 0.17's compile-time warnings about integer signs, with its text,
@@ -37,7 +38,7 @@ func (c *checker) warnSigns(op string, xe, ye lang.Expr, x, y *types.Type, at la
 	switch op {
 	case "==", "!=", "<", "<=", ">", ">=":
 		if ls != rs {
-			c.warnAt(at, "comparison of integers of different signs: '%s' and '%s' can lead to undefined behavior", typeName(x), typeName(y))
+			c.warnAt(at, "comparison of integers of different signs: '%s' and '%s' can lead to undefined behavior", stdlib.TypeName(x), stdlib.TypeName(y))
 		}
 		return
 	case "+", "-", "*", "/", "%":
@@ -47,7 +48,7 @@ func (c *checker) warnSigns(op string, xe, ye lang.Expr, x, y *types.Type, at la
 		return
 	}
 	if ls != rs {
-		c.warnAt(at, "arithmetic on integers of different signs: '%s' and '%s' can lead to undefined behavior", typeName(x), typeName(y))
+		c.warnAt(at, "arithmetic on integers of different signs: '%s' and '%s' can lead to undefined behavior", stdlib.TypeName(x), stdlib.TypeName(y))
 	}
 	if (op == "/" || op == "%") && (ls || rs) {
 		c.warnAt(at, "signed operands for '%s' can lead to undefined behavior (cast to unsigned to silence warning)", op)
@@ -105,7 +106,7 @@ func (c *checker) warnSigns026(op string, xe, ye lang.Expr, x, y *types.Type, at
 			if t.Kind == types.Int {
 				return t.String()
 			}
-			return typeName(t)
+			return stdlib.TypeName(t)
 		}
 		if compare {
 			c.warnAt(at, "comparison of integers of different signs: '%s' and '%s' can lead to undefined behavior", tn(x), tn(y))

@@ -345,16 +345,30 @@ func Equal(a, b *Type) bool {
 	return true
 }
 
-// String spells t as bpftrace's messages do: "uint64", "int32", "string[64]",
-// "struct task_struct *", "(int64,string[16])", "count_t", "hist_t" ...
-func (t *Type) String() string {
+// String spells t as bpftrace 0.26's messages and dumps do: "uint64",
+// "int32", "string[64]", "struct task_struct *", "(int64,string[16])",
+// "count_t", "hist_t" ...
+func (t *Type) String() string { return t.Spell(false) }
+
+// Spell is the one spelling of a type in messages: bpftrace 0.26's (String),
+// or with legacy bpftrace 0.17's, where they differ: "unsigned int64",
+// "none" for an untyped value, "count" for an aggregation, a buffer's size
+// with its length byte.
+func (t *Type) Spell(legacy bool) string {
 	if t == nil {
 		return "none"
 	}
 	switch t.Kind {
+	case Invalid, None:
+		if legacy {
+			return "none"
+		}
 	case Int:
 		if t.Signed {
 			return fmt.Sprintf("int%d", t.Size*8)
+		}
+		if legacy {
+			return fmt.Sprintf("unsigned int%d", t.Size*8)
 		}
 		return fmt.Sprintf("uint%d", t.Size*8)
 	case Bool:
@@ -362,12 +376,15 @@ func (t *Type) String() string {
 	case String:
 		return fmt.Sprintf("string[%d]", t.Size)
 	case Buffer:
+		if legacy {
+			return fmt.Sprintf("buffer[%d]", t.Size+1)
+		}
 		return fmt.Sprintf("buffer[%d]", t.Size)
 	case Pointer:
-		if t.Elem == nil {
+		if t.Elem == nil || (legacy && t.Elem.Kind == None) {
 			return "void *"
 		}
-		s := t.Elem.String()
+		s := t.Elem.Spell(legacy)
 		if strings.HasSuffix(s, "*") {
 			return s + "*"
 		}
@@ -380,11 +397,11 @@ func (t *Type) String() string {
 		}
 		return fmt.Sprintf("enum(%d)", t.Size*8)
 	case Array:
-		return fmt.Sprintf("%s[%d]", t.Elem, t.Len)
+		return fmt.Sprintf("%s[%d]", t.Elem.Spell(legacy), t.Len)
 	case Tuple:
 		parts := make([]string, len(t.Fields))
 		for i, f := range t.Fields {
-			parts[i] = f.Type.String()
+			parts[i] = f.Type.Spell(legacy)
 		}
 		return "(" + strings.Join(parts, ",") + ")"
 	case Stack:
@@ -395,6 +412,9 @@ func (t *Type) String() string {
 	case Ctx:
 		return "ctx"
 	case Count, Sum, Min, Max, Avg, Stats, Hist, Lhist, Tseries:
+		if legacy {
+			return t.Kind.String()
+		}
 		return t.Kind.String() + "_t"
 	}
 	return t.Kind.String()

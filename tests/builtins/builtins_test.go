@@ -321,3 +321,13 @@ func TestDwUstack(t *testing.T) {
 		t.Errorf("dw_ustack(2) at target:\n%q", got)
 	}
 }
+
+var constArgsScript = scriptOf("TestConstantArguments", `BEGIN { $s = "abcdef"; printf("%d %d|%r|%d\n", strncmp($s, "abd", 1+1), strncmp($s, "abd", 2*2) != 0, buf($s, 2+2), (int64)(1 << 3) - 1); @l = lhist(3, 0, 5*2, 1+1); exit(); }`)
+
+// TestConstantArguments: builtins whose arguments must be constants take
+// any constant expression (strncmp's length, buf's size, lhist's bounds),
+// folded once by the checker and read by code generation.
+func TestConstantArguments(t *testing.T) {
+	requireTracing(t)
+	expect(t, "constant arguments", gt(t, "-e", constArgsScript), "0 1|abcd|7\n\n\n@l: \n[2, 4)                 1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n")
+}

@@ -7,7 +7,7 @@
 // need Go (clocks, cgroups, kallsyms, BTF offsets, signals, sets of lines).
 // Each script a test here runs is registered with scriptOf, naming the
 // test; TestTableCovered parses every registered script and every runtime
-// case, and fails when a row of stdlib.Table is used by none, lacks a type
+// case, and fails when a row of stdlib.Rows() is used by none, lacks a type
 // rule, code generation (or a documented reason) or a printer for its
 // values.
 package builtins_test

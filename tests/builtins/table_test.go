@@ -7,7 +7,6 @@ import (
 	"go/token"
 	"io"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -86,7 +85,7 @@ var testFuncs = func() map[string]bool {
 	return out
 }()
 
-// TestTableCovered walks stdlib.Table: every row needs a type rule, code
+// TestTableCovered walks stdlib.Rows(): every row needs a type rule, code
 // generation or a documented reason not to have it, a printer for the
 // values it gives (decoded and printed by runtime/output), and a script
 // that uses it: one registered by a test here (the test must exist) or a
@@ -180,17 +179,14 @@ func TestTableCovered(t *testing.T) {
 		}
 	}
 	var names []string
-	for n := range stdlib.Table {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		b := stdlib.Table[name]
+	for _, b := range stdlib.Rows() {
+		name := b.Name
+		names = append(names, name)
 		if b.Check == nil {
 			t.Errorf("%s: no type rule", name)
 		}
-		if b.Gen == nil && stdlib.NotGenerated[name] == "" {
-			t.Errorf("%s: no code generation and no documented reason (stdlib.NotGenerated)", name)
+		if b.Gen == nil && b.Folded == "" {
+			t.Errorf("%s: no code generation and no documented reason (Builtin.Folded)", name)
 		}
 		if len(covered[name]) == 0 {
 			t.Errorf("%s: no test in tests/builtins or case in testdata/runtime runs it", name)

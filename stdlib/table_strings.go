@@ -29,23 +29,6 @@ const (
 	JoinArgSize = 1024
 )
 
-func init() {
-	Gens["strncmp"] = genStrncmp
-	Gens["strcontains"] = genStrcontains
-	Gens["buf"] = genBuf
-	Gens["ntop"] = genNtop
-	Gens["macaddr"] = genMacaddr
-	Gens["pton"] = genPton
-	Gens["strftime"] = genStrftime
-	Gens["kaddr"] = genKaddr
-	Gens["uaddr"] = genUaddr
-	Gens["cgroupid"] = genCgroupid
-	Gens["path"] = genPath
-	Gens["join"] = genJoin
-	Gens["percpu_kaddr"] = genPercpuKaddr
-	attachGens()
-}
-
 func sizeOfType(e lang.Expr) int {
 	if t := e.Type(); t != nil {
 		return t.Size
@@ -637,4 +620,224 @@ func genPton(g Gen, c *Call) error {
 	}
 	g.SetResultTemp(tmp)
 	return nil
+}
+
+func stringRows() []*Builtin {
+	return []*Builtin{
+		&Builtin{Name: "strncmp", Gen: genStrncmp, Kind: Func, Sig: "strncmp(string a, string b, int n)", MinArgs: 3, MaxArgs: 3,
+			Doc: "compare at most n bytes of two strings (0 when equal)",
+			Check: func(c Checker, call *Call) *types.Type {
+				for i := 0; i < 2; i++ {
+					if t := call.Args[i].Type(); !invalid(t) && t.Kind != types.String {
+						c.Errorf(call.Expr, "strncmp() only supports string arguments (%s provided)", KindOfValue(t))
+						return types.InvalidType
+					}
+				}
+				v, ok := c.ConstInt(call.Args[2])
+				if !ok {
+					c.Errorf(call.Expr, "Builtin strncmp requires a non-negative size")
+					return types.InvalidType
+				}
+				if v < 0 {
+					c.Errorf(call.Expr, "Builtin strncmp requires a non-negative size")
+					return types.InvalidType
+				}
+				return types.U64
+			}},
+		&Builtin{Name: "strcontains", Gen: genStrcontains, Kind: Func, Sig: "strcontains(string haystack, string needle)", MinArgs: 2, MaxArgs: 2,
+			Doc: "whether needle occurs in haystack",
+			Check: func(c Checker, call *Call) *types.Type {
+				for i := 0; i < 2; i++ {
+					if t := call.Args[i].Type(); !invalid(t) && t.Kind == types.Probe && !c.Compat().Legacy() {
+						// The probe's name as a string (bpftrace 0.26:
+						// strcontains(probe, "f")); read from the probe table.
+						call.Args[i].SetType(types.StringType(ProbeNameLen))
+					}
+					if t := call.Args[i].Type(); !invalid(t) && t.Kind != types.String {
+						c.Errorf(call.Expr, "strcontains() only supports string arguments (%s provided)", KindOfValue(t))
+						return types.InvalidType
+					}
+				}
+				return types.BoolType
+			}},
+		&Builtin{Name: "buf", Gen: genBuf, Kind: Func, Sig: "buf(void *d[, int length])", MinArgs: 1, MaxArgs: 2,
+			Helpers: []string{"bpf_probe_read_kernel", "bpf_probe_read_user"},
+			Doc:     "bytes read from memory, printed as hex escapes with %r",
+			Check: func(c Checker, call *Call) *types.Type {
+				t := call.Args[0].Type()
+				if invalid(t) {
+					return types.InvalidType
+				}
+				// A Buffer's Size counts its length byte too (compiler/ABI.md).
+				if len(call.Args) == 1 {
+					switch t.Kind {
+					case types.Array:
+						return &types.Type{Kind: types.Buffer, Size: t.Size + 1}
+					case types.String:
+						return &types.Type{Kind: types.Buffer, Size: t.Size + 1}
+					}
+					c.Errorf(call.Expr, "buf() expects a length argument for non-array type %s", KindOfValue(t))
+					return types.InvalidType
+				}
+				n := c.StrLen()
+				if v, ok := c.ConstInt(call.Args[1]); ok {
+					if v < 1 {
+						c.Errorf(call.Expr, "buf() length must be positive (%d provided)", v)
+						return types.InvalidType
+					}
+					if int(v) < n || t.Kind == types.String {
+						n = int(v)
+					}
+				} else if lt := call.Args[1].Type(); !invalid(lt) && !isInt(lt) {
+					c.Errorf(call.Expr, "buf() only supports integer arguments (%s provided)", KindOfValue(lt))
+					return types.InvalidType
+				}
+				return &types.Type{Kind: types.Buffer, Size: n + 1}
+			}},
+		&Builtin{Name: "ntop", Gen: genNtop, Kind: Func, Sig: "ntop([int af, ]int|char[4]|char[16] addr)", MinArgs: 1, MaxArgs: 2,
+			Doc: "IPv4/IPv6 address as text",
+			Check: func(c Checker, call *Call) *types.Type {
+				a := call.Args[len(call.Args)-1]
+				t := a.Type()
+				if invalid(t) {
+					return types.InvalidType
+				}
+				if !(isInt(t) || ((t.Kind == types.Array || t.Kind == types.String) && (t.Size == 4 || t.Size == 16))) {
+					c.Errorf(call.Expr, "ntop() argument must be 4 or 16 bytes in size")
+					return types.InvalidType
+				}
+				if len(call.Args) == 2 {
+					if ft := call.Args[0].Type(); !invalid(ft) && !isInt(ft) {
+						c.Errorf(call.Expr, "ntop() expects an integer address family (%s provided)", KindOfValue(ft))
+						return types.InvalidType
+					}
+				}
+				return &types.Type{Kind: types.Inet, Size: 24}
+			}},
+		&Builtin{Name: "macaddr", Gen: genMacaddr, Kind: Func, Sig: "macaddr(char[6] addr)", MinArgs: 1, MaxArgs: 1,
+			Doc: "MAC address as text",
+			Check: func(c Checker, call *Call) *types.Type {
+				t := call.Args[0].Type()
+				if invalid(t) {
+					return types.InvalidType
+				}
+				// char[6] members arrive as string[6] (bpftrace turns char arrays
+				// into strings).
+				ok := ((t.Kind == types.Array || t.Kind == types.String) && t.Size >= 6) || t.Kind == types.Pointer || isInt(t)
+				if !ok {
+					c.Errorf(call.Expr, "macaddr() only supports array or pointer arguments (%s provided)", KindOfValue(t))
+					return types.InvalidType
+				}
+				if (t.Kind == types.Array || t.Kind == types.String) && t.Size != 6 {
+					c.Errorf(call.Expr, "macaddr() argument must be 6 bytes in size")
+					return types.InvalidType
+				}
+				return &types.Type{Kind: types.MacAddr, Size: 6}
+			}},
+		&Builtin{Name: "pton", Gen: genPton, Kind: Func, Sig: "pton(string addr)", MinArgs: 1, MaxArgs: 1,
+			Doc: "IPv4/IPv6 address text as its bytes (uint8[4] or uint8[16], resolved when the script compiles)",
+			Check: func(c Checker, call *Call) *types.Type {
+				s, ok := c.ConstStr(call.Args[0])
+				if !ok {
+					s = "" // bpftrace 0.17 names no address here
+				}
+				b, err := Pton(s)
+				if err != nil || !ok {
+					if !ok || err == errPtonFamily {
+						c.Errorf(call.Expr, "pton() expects an string argument of an IPv4/IPv6 address, got %s", s)
+					} else {
+						c.Errorf(call.Expr, "pton() expects a valid IPv4/IPv6 address, got %s", s)
+					}
+					return types.InvalidType
+				}
+				return types.ArrayOf(types.U8, len(b))
+			}},
+		&Builtin{Name: "strftime", Gen: genStrftime, Kind: Func, Sig: "strftime(string fmt, int nsecs)", MinArgs: 2, MaxArgs: 2,
+			Doc: "time formatted in userspace (strftime plus %f microseconds)",
+			Check: func(c Checker, call *Call) *types.Type {
+				if _, ok := wantStrLit(c, call, 0); !ok {
+					return types.InvalidType
+				}
+				if t := call.Args[1].Type(); !invalid(t) && !isInt(t) {
+					c.Errorf(call.Expr, "strftime() only supports integer arguments (%s provided)", KindOfValue(t))
+					return types.InvalidType
+				}
+				return &types.Type{Kind: types.Timestamp, Size: 16}
+			}},
+		&Builtin{Name: "kaddr", Gen: genKaddr, Kind: Func, Sig: "kaddr(string symbol)", MinArgs: 1, MaxArgs: 1,
+			Doc:   "address of a kernel symbol (resolved when the script loads)",
+			Check: strLitRule(types.U64)},
+		&Builtin{Name: "uaddr", Gen: genUaddr, Kind: Func, Sig: "uaddr(string symbol)", MinArgs: 1, MaxArgs: 1,
+			// bpftrace refuses these only (kfunc, rawtracepoint ... pass).
+			NotProbes: []string{"BEGIN", "END", "self", "interval", "profile", "software", "hardware", "tracepoint", "kprobe", "kretprobe"},
+			Doc:       "address of a symbol in the probed binary",
+			Check: func(c Checker, call *Call) *types.Type {
+				name, ok := wantStrLit(c, call, 0)
+				if !ok {
+					return types.InvalidType
+				}
+				// The pointee's width follows the symbol's size, as bpftrace:
+				// 1, 2 or 4 bytes, else 8.
+				elem := types.S64
+				if call.Probe != nil && len(call.Probe.Attach) > 0 {
+					switch ElfSymbolSize(call.Probe.Attach[0].Target, name) {
+					case 1:
+						elem = types.S8
+					case 2:
+						elem = types.S16
+					case 4:
+						elem = types.S32
+					}
+				}
+				return types.PointerTo(elem, types.AddrUser)
+			}},
+		&Builtin{Name: "cgroupid", Gen: genCgroupid, Kind: Func, Sig: "cgroupid(string path)", MinArgs: 1, MaxArgs: 1,
+			Doc:   "cgroup id of a cgroupfs path (resolved when the script loads)",
+			Check: strLitRule(types.U64)},
+		&Builtin{Name: "path", Gen: genPath, Kind: Func, Sig: "path(struct path *p | struct path p)", MinArgs: 1, MaxArgs: 1,
+			Probes: []string{"kfunc", "kretfunc", "iter"}, Helpers: []string{"bpf_d_path"},
+			Doc: "full path of a struct path (kfunc/iter probes; bpf_d_path)",
+			ProbeError: func(c Checker, _ *Call, p string) string {
+				if c.Compat().Legacy() {
+					return "The path function can only be used with 'kfunc', 'kretfunc', 'iter' probes"
+				}
+				return "path can not be used with \"" + p + "\" probes"
+			},
+			Check: func(c Checker, call *Call) *types.Type {
+				// A struct path member (file->f_path) stands for its address,
+				// as in bpftrace.
+				if t := call.Args[0].Type(); !invalid(t) && t.Kind != types.Pointer && !isInt(t) && !(t.Kind == types.Record && t.Name == "struct path") {
+					c.Errorf(call.Expr, "path() only supports pointer arguments (%s provided)", KindOfValue(t))
+					return types.InvalidType
+				}
+				return types.StringType(c.StrLen())
+			}},
+		&Builtin{Name: "join", Gen: genJoin, Kind: Func, Sig: "join(char *argv[][, string sep])", MinArgs: 1, MaxArgs: 2,
+			Helpers: []string{"bpf_probe_read_kernel", "bpf_probe_read_user_str"},
+			Doc:     "print a NULL-terminated array of strings joined by sep (default \" \")",
+			Check: func(c Checker, call *Call) *types.Type {
+				t := call.Args[0].Type()
+				if !invalid(t) && !isInt(t) && t.Kind != types.Pointer {
+					c.Errorf(call.Expr, "join() expects an integer or pointer argument (%s provided)", KindOfValue(t))
+				}
+				if len(call.Args) == 2 {
+					wantStrLit(c, call, 1)
+				}
+				return types.NoneType
+			}},
+		&Builtin{Name: "percpu_kaddr", Gen: genPercpuKaddr, Kind: Func, Sig: "percpu_kaddr(string symbol[, int cpu])", MinArgs: 1, MaxArgs: 2,
+			Helpers: []string{"bpf_per_cpu_ptr", "bpf_this_cpu_ptr"},
+			Doc:     "address of a per-CPU kernel variable on this (or the given) CPU",
+			Check: func(c Checker, call *Call) *types.Type {
+				if _, ok := wantStrLit(c, call, 0); !ok {
+					return types.InvalidType
+				}
+				if len(call.Args) == 2 {
+					if t := call.Args[1].Type(); !invalid(t) && !isInt(t) {
+						c.Errorf(call.Expr, "percpu_kaddr() only supports integer arguments (%s provided)", KindOfValue(t))
+					}
+				}
+				return types.U64
+			}},
+	}
 }

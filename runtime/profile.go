@@ -14,7 +14,7 @@ import (
 // event on every online CPU.
 type profileProvider struct{}
 
-func init() { register("profile", profileProvider{}) }
+func init() { register(lang.ProbeProfile, profileProvider{}) }
 
 func (profileProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
 	period, freq, err := timeUnit(ap.Unit, ap.Freq)
@@ -43,7 +43,7 @@ func (profileProvider) Attach(prog *ebpf.Program, probes []*Probe, env *Env) ([]
 // the program runs once per interval system-wide.
 type intervalProvider struct{}
 
-func init() { register("interval", intervalProvider{}) }
+func init() { register(lang.ProbeInterval, intervalProvider{}) }
 
 func (intervalProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
 	period, freq, err := timeUnit(ap.Unit, ap.Freq)

@@ -71,6 +71,9 @@ type Env struct {
 	// (skip it, saying so) or "ignore" (skip it); "legacy" keeps bpftrace
 	// 0.17's error ("could not resolve symbol ...").
 	MissingProbes string
+	// TracerOnly (--mode test) expands only the probes the tracer runs
+	// itself (BEGIN, END, test ...): nothing attaches.
+	TracerOnly bool
 
 	src *lang.Source // the script, for warnAt
 }
@@ -199,6 +202,7 @@ type plan struct {
 	groups     []probeGroup
 	total      int          // probes counted as bpftrace counts them (BEGIN/END included)
 	bench      []benchProbe // bench:NAME probes, in script order (--mode bench)
+	tests      []testProbe  // test:NAME probes, in script order (--mode test)
 }
 
 type probeGroup struct {
@@ -237,7 +241,12 @@ func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
 				pl.total++
 				continue
 			case lang.TriggerTest:
-				return nil, &ProbeError{Src: l.Spec.Source, AP: ap, Err: fmt.Errorf("test probes (--mode test) are not supported by gotrace yet")}
+				pl.tests = append(pl.tests, testProbe{name: ap.Func, prog: p})
+				pl.total++
+				continue
+			}
+			if env.TracerOnly {
+				continue
 			}
 			prov, err := providerFor(ap)
 			if err != nil {

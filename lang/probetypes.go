@@ -240,12 +240,12 @@ var probeTypes = [numProbeKinds]ProbeType{
 		parse: parsePerf, Prog: ProgPerfEvent, Abbrev: "hw", Context: CtxPerfEvent, Listed: true},
 	ProbeWatchpoint: {Kind: ProbeWatchpoint, Name: "watchpoint", Aliases: []string{"w"}, Probetype: "watchpoint",
 		parse: parseWatch, Prog: ProgPerfEvent, Abbrev: "wp", Context: CtxPerfEvent,
-		Refused: "watchpoint probes are not supported by gotrace: they need a hardware breakpoint perf event " +
-			"set in a traced process and bpftrace's ptrace-driven -c/-p handshake, which gotrace does not implement"},
+		Refused: "watchpoint probes are not supported by gotrace: it does not implement the hardware " +
+			"breakpoint perf events (PERF_TYPE_BREAKPOINT on the -p/-c process) they attach to"},
 	ProbeAsyncWatchpoint: {Kind: ProbeAsyncWatchpoint, Name: "asyncwatchpoint", Aliases: []string{"aw"}, Probetype: "asyncwatchpoint",
 		parse: parseWatch, Prog: ProgPerfEvent, Abbrev: "awp", Context: CtxPerfEvent,
-		Refused: "asyncwatchpoint probes are not supported by gotrace: they need a hardware breakpoint perf event " +
-			"set in a traced process and bpftrace's ptrace-driven -c/-p handshake, which gotrace does not implement"},
+		Refused: "asyncwatchpoint probes are not supported by gotrace: it does not implement the hardware " +
+			"breakpoint perf events (PERF_TYPE_BREAKPOINT on the -p/-c process) they attach to"},
 	ProbeIter: {Kind: ProbeIter, Name: "iter", Aliases: []string{"it"}, Probetype: "iter",
 		parse: parseIter, Prog: ProgTracing, Attach: AttachIter, Abbrev: "iter", Context: CtxU64Array, Listed: true},
 	ProbeBench: {Kind: ProbeBench, Name: "bench", Probetype: "bench",

@@ -1,0 +1,38 @@
+package stdlib
+
+import (
+	"testing"
+
+	"github.com/gotrace/gotrace/lang"
+)
+
+// Every probe type a builtin row names (Probes, and the shared lists the
+// rows' checks use) is a canonical name of lang's probe table: a misspelt
+// or aliased name ("fentry", "kprobes") would silently never match.
+func TestRowProbesAreTableKinds(t *testing.T) {
+	check := func(where string, names []string) {
+		for _, n := range names {
+			if lang.ProbeKindNamed(n) == lang.ProbeNone {
+				t.Errorf("%s: %q is not a probe type of lang's table (canonical names: %v)", where, n, lang.Providers)
+			}
+		}
+	}
+	for name, b := range Table {
+		check("builtin "+name, b.Probes)
+	}
+	check("kprobeOnly", kprobeOnly)
+	check("argProbes", argProbes)
+	if len(Table) == 0 {
+		t.Fatal("no builtin rows")
+	}
+}
+
+// probetype prints bpftrace 0.26's name of each probe type.
+func TestProbeTypeNames(t *testing.T) {
+	for k, want := range map[lang.ProbeKind]string{lang.ProbeBegin: "special", lang.ProbeSelf: "special",
+		lang.ProbeKfunc: "fentry", lang.ProbeKretfunc: "fexit", lang.ProbeKprobe: "kprobe", lang.ProbeTest: "test"} {
+		if got := ProbeType(k); got != want {
+			t.Errorf("ProbeType(%v) = %q, want %q", k, got, want)
+		}
+	}
+}

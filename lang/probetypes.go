@@ -167,10 +167,13 @@ type ProbeType struct {
 	Context Context
 	// UserMem: pointers of no known address space read user memory.
 	UserMem bool
-	Args    ArgsFrom
-	ArgN    ArgNFrom
-	Retval  RetvalFrom
-	Func    FuncFrom
+	// Where `args`, arg0..argN, `retval` and `func` come from; None
+	// where they are refused (the builtin rows' Probes list the same
+	// kinds: stdlib's TestRowsAgreeWithProbeTable).
+	Args   ArgsFrom
+	ArgN   ArgNFrom
+	Retval RetvalFrom
+	Func   FuncFrom
 
 	Trigger Trigger
 	// ReverseAttach: the kernel hook runs the handler attached last
@@ -211,24 +214,24 @@ var probeTypes = [numProbeKinds]ProbeType{
 		parse: parseKprobe, Prog: ProgKprobe, Abbrev: "kp", Context: CtxPtRegs, ArgN: ArgNRegs, Func: FuncIP,
 		ReverseAttach: true, StopWildcard: true, Cookie: true, Listed: true},
 	ProbeKretprobe: {Kind: ProbeKretprobe, Name: "kretprobe", Aliases: []string{"kr"}, Probetype: "kretprobe",
-		parse: parseKprobe, Prog: ProgKprobe, Abbrev: "krp", Context: CtxPtRegs, ArgN: ArgNRegs, Retval: RetvalRegs,
+		parse: parseKprobe, Prog: ProgKprobe, Abbrev: "krp", Context: CtxPtRegs, Retval: RetvalRegs,
 		Func: FuncIP, StopWildcard: true, Cookie: true, Listed: true},
 	ProbeUprobe: {Kind: ProbeUprobe, Name: "uprobe", Aliases: []string{"u"}, Probetype: "uprobe",
 		parse: parseUprobe, Prog: ProgKprobe, Abbrev: "up", Context: CtxPtRegs, UserMem: true, Args: ArgsDWARF,
 		ArgN: ArgNRegs, Func: FuncUser, ReverseAttach: true, StopSwitch: true, Cookie: true, Listed: true},
 	ProbeUretprobe: {Kind: ProbeUretprobe, Name: "uretprobe", Aliases: []string{"ur"}, Probetype: "uretprobe",
 		parse: parseUprobe, Prog: ProgKprobe, Abbrev: "urp", Context: CtxPtRegs, UserMem: true, Args: ArgsDWARF,
-		ArgN: ArgNRegs, Retval: RetvalRegs, Func: FuncUser, ReverseAttach: true, StopSwitch: true,
+		Retval: RetvalRegs, Func: FuncUser, ReverseAttach: true, StopSwitch: true,
 		Cookie: true, Listed: true},
 	ProbeUSDT: {Kind: ProbeUSDT, Name: "usdt", Aliases: []string{"U"}, Probetype: "usdt",
 		parse: parseUSDT, Prog: ProgKprobe, Abbrev: "usdt", Context: CtxPtRegs, UserMem: true, ArgN: ArgNUSDT,
 		ReverseAttach: true, StopSwitch: true, Cookie: true, Listed: true},
 	ProbeKfunc: {Kind: ProbeKfunc, Name: "kfunc", Aliases: []string{"f", "fentry"}, Probetype: "fentry",
 		parse: parseModFunc, Prog: ProgTracing, Attach: AttachFEntry, Abbrev: "kf", Context: CtxU64Array, Args: ArgsBTF,
-		ArgN: ArgNArray, Func: FuncHelper, ReverseAttach: true, Listed: true},
+		Func: FuncHelper, ReverseAttach: true, Listed: true},
 	ProbeKretfunc: {Kind: ProbeKretfunc, Name: "kretfunc", Aliases: []string{"fr", "fexit"}, Probetype: "fexit",
 		parse: parseModFunc, Prog: ProgTracing, Attach: AttachFExit, Abbrev: "krf", Context: CtxU64Array, Args: ArgsBTF,
-		ArgN: ArgNArray, Retval: RetvalArray, Func: FuncHelper, Listed: true},
+		Retval: RetvalArray, Func: FuncHelper, Listed: true},
 	ProbeProfile: {Kind: ProbeProfile, Name: "profile", Aliases: []string{"p"}, Probetype: "profile",
 		parse: parseRate, Prog: ProgPerfEvent, Abbrev: "prof", Context: CtxPerfEvent, Listed: true},
 	ProbeInterval: {Kind: ProbeInterval, Name: "interval", Aliases: []string{"i"}, Probetype: "interval",

@@ -1,6 +1,8 @@
 package stdlib
 
 import (
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/gotrace/gotrace/lang"
@@ -33,6 +35,35 @@ func TestProbeTypeNames(t *testing.T) {
 		lang.ProbeKfunc: "fentry", lang.ProbeKretfunc: "fexit", lang.ProbeKprobe: "kprobe", lang.ProbeTest: "test"} {
 		if got := ProbeType(k); got != want {
 			t.Errorf("ProbeType(%v) = %q, want %q", k, got, want)
+		}
+	}
+}
+
+// The context builtins' rows allow exactly the probe types whose row in
+// lang's table says where the value comes from.
+func TestRowsAgreeWithProbeTable(t *testing.T) {
+	for name, has := range map[string]func(*lang.ProbeType) bool{
+		"args":   func(p *lang.ProbeType) bool { return p.Args != lang.ArgsNone },
+		"argN":   func(p *lang.ProbeType) bool { return p.ArgN != lang.ArgNNone },
+		"retval": func(p *lang.ProbeType) bool { return p.Retval != lang.RetvalNone },
+		"func":   func(p *lang.ProbeType) bool { return p.Func != lang.FuncNone },
+	} {
+		row, ok := Table[name]
+		if !ok {
+			t.Errorf("no %s row", name)
+			continue
+		}
+		var want []string
+		for _, k := range lang.ProbeKinds() {
+			if has(k.Type()) {
+				want = append(want, k.String())
+			}
+		}
+		got := append([]string(nil), row.Probes...)
+		sort.Strings(got)
+		sort.Strings(want)
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("%s: the row allows %v, the probe table %v", name, got, want)
 		}
 	}
 }

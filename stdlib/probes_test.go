@@ -19,12 +19,12 @@ func TestRowProbesAreTableKinds(t *testing.T) {
 			}
 		}
 	}
-	for name, b := range Table {
-		check("builtin "+name, b.Probes)
+	for _, b := range Rows() {
+		check("builtin "+b.Name, b.Probes)
 	}
 	check("kprobeOnly", kprobeOnly)
 	check("argProbes", argProbes)
-	if len(Table) == 0 {
+	if len(Rows()) == 0 {
 		t.Fatal("no builtin rows")
 	}
 }
@@ -48,7 +48,7 @@ func TestRowsAgreeWithProbeTable(t *testing.T) {
 		"retval": func(p *lang.ProbeType) bool { return p.Retval != lang.RetvalNone },
 		"func":   func(p *lang.ProbeType) bool { return p.Func != lang.FuncNone },
 	} {
-		row, ok := Table[name]
+		row, ok := Lookup(name)
 		if !ok {
 			t.Errorf("no %s row", name)
 			continue

@@ -191,7 +191,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 	var binaries []string // uprobe targets: their DWARF types resolve casts and args
 	for _, p := range prog.Probes {
 		for _, ap := range p.Attach {
-			if (ap.Provider == "uprobe" || ap.Provider == "uretprobe") && ap.Target != "" {
+			if (ap.Provider == lang.ProbeUprobe || ap.Provider == lang.ProbeUretprobe) && ap.Target != "" {
 				binaries = append(binaries, ap.Target)
 			}
 		}
@@ -326,9 +326,9 @@ func refuseLater(src *lang.Source, prog *lang.Program) error {
 func ProbeName(ap *lang.AttachPoint) string {
 	_, rest, ok := strings.Cut(ap.Raw, ":")
 	if !ok {
-		return ap.Provider
+		return ap.Provider.String()
 	}
-	return ap.Provider + ":" + rest
+	return ap.Provider.String() + ":" + rest
 }
 
 // filterProbes keeps the attach points whose name matches the regular
@@ -363,7 +363,7 @@ func filterProbes(prog *lang.Program, expr string) error {
 func checkTraceable(prog *lang.Program, funcs []string) error {
 	for _, p := range prog.Probes {
 		for _, ap := range p.Attach {
-			if ap.Provider != "kprobe" && ap.Provider != "kretprobe" || ap.Func == "" {
+			if ap.Provider != lang.ProbeKprobe && ap.Provider != lang.ProbeKretprobe || ap.Func == "" {
 				continue
 			}
 			found := false

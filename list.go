@@ -20,27 +20,21 @@ func ListProgram(w io.Writer, src *lang.Source, opts runtime.ListOptions) error 
 	for _, p := range prog.Probes {
 		for _, ap := range p.Attach {
 			pattern := ap.Raw
-			switch ap.Provider {
-			case "interval", "profile", "i", "p":
+			switch t := ap.Provider.Type(); {
+			case ap.Provider == lang.ProbeInterval || ap.Provider == lang.ProbeProfile:
 				// bpftrace 0.26 lists a timer by its unit: interval:ms:.
 				if ap.Unit != "" {
-					kind := ap.Provider
-					if kind == "i" {
-						kind = "interval"
-					} else if kind == "p" {
-						kind = "profile"
-					}
-					fmt.Fprintf(w, "%s:%s:\n", kind, ap.Unit)
+					fmt.Fprintf(w, "%s:%s:\n", ap.Provider, ap.Unit)
 					continue
 				}
 				fmt.Fprintln(w, ap.Raw)
 				continue
-			case "BEGIN", "END", "begin", "end", "watchpoint", "asyncwatchpoint", "self":
+			case !t.Listed:
 				fmt.Fprintln(w, ap.Raw)
 				continue
-			case "software", "hardware", "s", "h":
+			case t.Context == lang.CtxPerfEvent:
 				// The event, not its count: software:cpu:1e6 lists software:cpu:.
-				pattern = ap.Provider + ":" + ap.Func
+				pattern = ap.Provider.String() + ":" + ap.Func
 			}
 			o := opts
 			o.Pattern = pattern

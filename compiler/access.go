@@ -26,8 +26,8 @@ func recordOf(t *types.Type) *types.Type {
 // argsField returns where field f of `args` sits in the context and whether
 // the context is an array of u64 (raw tracepoints, fentry/fexit).
 func (g *gen) argsField(f *lang.FieldExpr) (off int, wide bool, err error) {
-	switch g.ap.Provider {
-	case "tracepoint":
+	switch g.ap.Provider.Type().Context {
+	case lang.CtxTracepoint:
 		if fl := g.tpField(f); fl != nil {
 			return fl.Offset, false, nil
 		}
@@ -35,7 +35,7 @@ func (g *gen) argsField(f *lang.FieldExpr) (off int, wide bool, err error) {
 			return 0, false, g.errorf(f, "tracepoint %s:%s has no field %s", g.ap.Target, g.ap.Func, f.Field)
 		}
 		return f.Offset, false, nil
-	case "rawtracepoint", "kfunc", "kretfunc", "iter":
+	case lang.CtxU64Array:
 		rec := recordOf(f.X.Type())
 		if rec != nil {
 			for i, fl := range rec.Fields {
@@ -45,7 +45,10 @@ func (g *gen) argsField(f *lang.FieldExpr) (off int, wide bool, err error) {
 			}
 		}
 		return 0, false, g.errorf(f, "args has no field %s", f.Field)
-	case "uprobe":
+	case lang.CtxPtRegs:
+		if g.ap.Provider != lang.ProbeUprobe {
+			break // uretprobe: the argument registers are gone
+		}
 		// DWARF parameters: the i-th sits in the i-th argument register
 		// of the saved pt_regs (the record puts it at offset 8*i).
 		rec := recordOf(f.X.Type())
@@ -91,7 +94,7 @@ func (g *gen) tpField(f *lang.FieldExpr) *types.Field {
 // isDataLoc reports whether f is a tracepoint `__data_loc` field: its value
 // is a pointer into the record, computed from the 32-bit locator.
 func (g *gen) isDataLoc(f *lang.FieldExpr) bool {
-	if g.ap.Provider != "tracepoint" || !isArgs(f.X) {
+	if g.ap.Provider != lang.ProbeTracepoint || !isArgs(f.X) {
 		return false
 	}
 	fl := g.tpField(f)
@@ -103,10 +106,10 @@ func (g *gen) ptrSpace(t *types.Type) types.AddrSpace {
 	if t != nil && t.Space != types.AddrNone {
 		return t.Space
 	}
-	switch g.ap.Provider {
-	case "uprobe", "uretprobe", "usdt":
+	switch t := g.ap.Provider.Type(); {
+	case t.UserMem:
 		return types.AddrUser
-	case "BEGIN", "END", "self":
+	case t.Probetype == "special":
 		// bpftrace's special probes run in no process's context: a
 		// pointer of no known space is read with bpf_probe_read, which
 		// picks the space by the address (probeRead).
@@ -320,7 +323,7 @@ func (g *gen) readInt(e lang.Expr) (asm.Register, error) {
 // argument register into the record's layout, padding zeroed (the value
 // may be a map key).
 func (g *gen) argsValue(e lang.Expr, t *types.Type) (mem, error) {
-	if g.ap.Provider != "uprobe" || t == nil || t.Kind != types.Record {
+	if g.ap.Provider != lang.ProbeUprobe || t == nil || t.Kind != types.Record {
 		return mem{}, g.errorf(e, "args can only be used whole in uprobe probes")
 	}
 	m := g.allocMem(t.Size)
@@ -352,7 +355,7 @@ func (g *gen) argsValue(e lang.Expr, t *types.Type) (mem, error) {
 // readMem reads a non-integer value through a field, index or dereference.
 func (g *gen) readMem(e lang.Expr) (mem, error) {
 	t := e.Type()
-	if u, ok := e.(*lang.UnaryExpr); ok && u.Op == "*" && isArgs(u.X) && g.ap.Provider == "uprobe" {
+	if u, ok := e.(*lang.UnaryExpr); ok && u.Op == "*" && isArgs(u.X) && g.ap.Provider == lang.ProbeUprobe {
 		// *args of a uprobe: its parameters live in registers, not in
 		// memory at the context.
 		return g.argsValue(e, t)

@@ -188,13 +188,13 @@ func (g *gen) ProbeName() string {
 		// A named probe (bpftrace 0.25): `probe` is its name.
 		return ap.Name
 	}
-	if ap.Provider == "BEGIN" || ap.Provider == "END" {
+	if ap.Provider == lang.ProbeBegin || ap.Provider == lang.ProbeEnd {
 		if g.c.res.Opts.Compat.ProbeBeginLower() {
-			return strings.ToLower(ap.Provider)
+			return strings.ToLower(ap.Provider.String())
 		}
-		return ap.Provider
+		return ap.Provider.String()
 	}
-	name := ap.Provider
+	name := ap.Provider.String()
 	for _, part := range []string{ap.Target, ap.Func} {
 		if part != "" {
 			name += ":" + part
@@ -210,9 +210,9 @@ func (g *gen) ProbeName() string {
 		}
 	}
 	switch ap.Provider {
-	case "profile", "interval":
+	case lang.ProbeProfile, lang.ProbeInterval:
 		name = fmt.Sprintf("%s:%s:%d", ap.Provider, ap.Unit, ap.Freq)
-	case "software", "hardware":
+	case lang.ProbeSoftware, lang.ProbeHardware:
 		name = fmt.Sprintf("%s:%s:%d", ap.Provider, ap.Func, ap.Freq)
 	}
 	return name

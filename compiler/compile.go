@@ -205,31 +205,26 @@ type progKind struct {
 	abbrev     string
 }
 
+// progTypes and attachTypes are the kernel's constants of the probe
+// table's program and attach types.
+var (
+	progTypes = map[lang.ProgType]ebpf.ProgramType{lang.ProgRawTracepoint: ebpf.RawTracepoint,
+		lang.ProgTracepoint: ebpf.TracePoint, lang.ProgKprobe: ebpf.Kprobe, lang.ProgTracing: ebpf.Tracing,
+		lang.ProgPerfEvent: ebpf.PerfEvent}
+	attachTypes = map[lang.AttachKind]ebpf.AttachType{lang.AttachFEntry: ebpf.AttachTraceFEntry,
+		lang.AttachFExit: ebpf.AttachTraceFExit, lang.AttachIter: ebpf.AttachTraceIter}
+)
+
+// kindOf is how ap's probe type compiles, from its row in the probe table.
+// (The tracer runs BEGIN, END, bench, test and self:signal programs with
+// BPF_PROG_TEST_RUN: raw tracepoint programs, never attached.)
 func kindOf(ap *lang.AttachPoint) (progKind, error) {
-	switch ap.Provider {
-	case "BEGIN", "END", "bench", "test", "self":
-		// Run with BPF_PROG_TEST_RUN, never attached (bench: --mode bench;
-		// self:signal: when the tracer receives the signal).
-		return progKind{typ: ebpf.RawTracepoint, abbrev: strings.ToLower(ap.Provider)}, nil
-	case "tracepoint":
-		return progKind{typ: ebpf.TracePoint, abbrev: "tp"}, nil
-	case "rawtracepoint":
-		return progKind{typ: ebpf.RawTracepoint, abbrev: "rtp"}, nil
-	case "kprobe", "kretprobe", "uprobe", "uretprobe", "usdt":
-		return progKind{typ: ebpf.Kprobe, abbrev: map[string]string{
-			"kprobe": "kp", "kretprobe": "krp", "uprobe": "up", "uretprobe": "urp", "usdt": "usdt"}[ap.Provider]}, nil
-	case "kfunc":
-		return progKind{typ: ebpf.Tracing, attachType: ebpf.AttachTraceFEntry, abbrev: "kf"}, nil
-	case "kretfunc":
-		return progKind{typ: ebpf.Tracing, attachType: ebpf.AttachTraceFExit, abbrev: "krf"}, nil
-	case "iter":
-		return progKind{typ: ebpf.Tracing, attachType: ebpf.AttachTraceIter, abbrev: "iter"}, nil
-	case "profile", "interval", "software", "hardware", "watchpoint", "asyncwatchpoint":
-		return progKind{typ: ebpf.PerfEvent, abbrev: map[string]string{
-			"profile": "prof", "interval": "intv", "software": "sw", "hardware": "hw",
-			"watchpoint": "wp", "asyncwatchpoint": "awp"}[ap.Provider]}, nil
+	t := ap.Provider.Type()
+	typ, ok := progTypes[t.Prog]
+	if !ok {
+		return progKind{}, &Error{Span: ap.Span(), Msg: fmt.Sprintf("probe type %q is not supported by the compiler", ap.Provider)}
 	}
-	return progKind{}, &Error{Span: ap.Span(), Msg: fmt.Sprintf("probe type %q is not supported by the compiler", ap.Provider)}
+	return progKind{typ: typ, attachType: attachTypes[t.Attach], abbrev: t.Abbrev}, nil
 }
 
 // groupAttach splits a clause's attach points into programs: one per
@@ -273,13 +268,13 @@ func (c *compiler) groupAttach(p *lang.Probe) ([][]*lang.AttachPoint, error) {
 	var groups [][]*lang.AttachPoint
 	index := map[string]int{}
 	for _, ap := range attach {
-		key := ap.Provider
+		key := ap.Provider.String()
 		switch {
 		case usesProbe:
 			key = ap.Raw + "\x00" + fmt.Sprint(len(groups))
-		case ap.Provider == "kfunc" || ap.Provider == "kretfunc" || ap.Provider == "iter":
+		case ap.Provider == lang.ProbeKfunc || ap.Provider == lang.ProbeKretfunc || ap.Provider == lang.ProbeIter:
 			key += ":" + ap.Target + ":" + ap.Func
-		case ap.Provider == "tracepoint" && usesArgs:
+		case ap.Provider == lang.ProbeTracepoint && usesArgs:
 			key += ":" + layoutKey(c.tracepointRecord(ap), fields)
 		}
 		if d := c.syscallDir(ap); d != "" {
@@ -308,7 +303,7 @@ func (c *compiler) expandTracepoints(aps []*lang.AttachPoint) []*lang.AttachPoin
 	}
 	var out []*lang.AttachPoint
 	for _, ap := range aps {
-		if ap.Provider != "tracepoint" || !ap.Wildcard {
+		if ap.Provider != lang.ProbeTracepoint || !ap.Wildcard {
 			out = append(out, ap)
 			continue
 		}
@@ -339,7 +334,7 @@ func (c *compiler) expandRawTracepoints(aps []*lang.AttachPoint) []*lang.AttachP
 	}
 	var out []*lang.AttachPoint
 	for _, ap := range aps {
-		if ap.Provider != "rawtracepoint" || !ap.Wildcard || ap.Target != "" {
+		if ap.Provider != lang.ProbeRawTracepoint || !ap.Wildcard || ap.Target != "" {
 			out = append(out, ap)
 			continue
 		}
@@ -378,15 +373,15 @@ func cookieProbe(ap *lang.AttachPoint) bool {
 		// A named probe's matches all have its name.
 		return false
 	}
-	switch ap.Provider {
-	case "tracepoint", "kprobe", "kretprobe", "uprobe", "uretprobe":
-		return ap.Wildcard
-	case "usdt":
+	if !ap.Provider.Type().Cookie {
+		// BEGIN/END and perf events have one name each; kfunc/kretfunc and
+		// rawtracepoint programs serve one function.
+		return false
+	}
+	if ap.Provider == lang.ProbeUSDT {
 		return ap.Wildcard || !strings.Contains(ap.Target, "/")
 	}
-	// BEGIN/END and perf events have one name each; kfunc/kretfunc and
-	// rawtracepoint programs serve one function.
-	return false
+	return ap.Wildcard
 }
 
 func (c *compiler) compileProgram(clause int, p *lang.Probe, aps []*lang.AttachPoint) (*Program, error) {
@@ -394,7 +389,7 @@ func (c *compiler) compileProgram(clause int, p *lang.Probe, aps []*lang.AttachP
 	if err != nil {
 		return nil, err
 	}
-	if aps[0].Provider == "rawtracepoint" && callsTracingOnly(p) {
+	if aps[0].Provider == lang.ProbeRawTracepoint && callsTracingOnly(p) {
 		// A helper only TRACING programs may call (socket_cookie): load
 		// the raw tracepoint as tp_btf, as bpftrace does with BTF (same
 		// context: the u64 arguments; see tpbtf.go).

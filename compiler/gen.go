@@ -755,7 +755,7 @@ func funcInfo(name string, n int, linkage btf.FuncLinkage) *btf.Func {
 // object, with the object NULL (the kernel's seq_stop); that call does not
 // run the clause, so iter:task's body runs once per task.
 func (g *gen) iterSkipEnd(end string) error {
-	if g.ap == nil || g.ap.Provider != "iter" {
+	if g.ap == nil || g.ap.Provider != lang.ProbeIter {
 		return nil
 	}
 	t, err := g.KernelType("struct bpf_iter__" + g.ap.Func)

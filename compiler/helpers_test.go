@@ -140,7 +140,7 @@ func (b *tb) block(stmts ...lang.Stmt) *lang.Block { return &lang.Block{Loc: b.l
 func (b *tb) next() *tb { b.line++; return b }
 
 func attach(raw, provider, target, fn string) *lang.AttachPoint {
-	return &lang.AttachPoint{Raw: raw, Provider: provider, Target: target, Func: fn}
+	return &lang.AttachPoint{Raw: raw, Provider: lang.ProbeKindNamed(provider), Target: target, Func: fn}
 }
 
 func (b *tb) clause(ap *lang.AttachPoint, pred lang.Expr, stmts ...lang.Stmt) *lang.Probe {

@@ -30,7 +30,7 @@ func (c *compiler) maxProbes() int {
 func (c *compiler) expandKfuncs(aps []*lang.AttachPoint, usesArgs bool, fields map[string]bool) ([]*lang.AttachPoint, error) {
 	var out []*lang.AttachPoint
 	for _, ap := range aps {
-		if (ap.Provider == "kfunc" || ap.Provider == "kretfunc") && !ap.Wildcard && c.res.Opts.Resolver != nil {
+		if (ap.Provider == lang.ProbeKfunc || ap.Provider == lang.ProbeKretfunc) && !ap.Wildcard && c.res.Opts.Resolver != nil {
 			// The function must be in BTF (the kernel ties the program to
 			// its BTF ID at load): say so here, where it can be named,
 			// whatever the kernel's support for fentry.
@@ -38,7 +38,7 @@ func (c *compiler) expandKfuncs(aps []*lang.AttachPoint, usesArgs bool, fields m
 				return nil, &Error{Span: ap.Span(), Msg: fmt.Sprintf("%s: %v", ap.Raw, err), Hint: c.suggestFunc(ap.Func)}
 			}
 		}
-		if (ap.Provider != "kfunc" && ap.Provider != "kretfunc") || !ap.Wildcard {
+		if (ap.Provider != lang.ProbeKfunc && ap.Provider != lang.ProbeKretfunc) || !ap.Wildcard {
 			out = append(out, ap)
 			continue
 		}
@@ -62,7 +62,7 @@ func (c *compiler) expandKfuncs(aps []*lang.AttachPoint, usesArgs bool, fields m
 				pattern = ap.Target + ":" + ap.Func
 			}
 			sort.Strings(denied)
-			return nil, &Error{Span: ap.Span(), Msg: DeniedWildcard(ap.Provider, pattern, denied, len(matches))}
+			return nil, &Error{Span: ap.Span(), Msg: DeniedWildcard(ap.Provider.String(), pattern, denied, len(matches))}
 		}
 		var ref *types.Type
 		refName := ""
@@ -70,9 +70,9 @@ func (c *compiler) expandKfuncs(aps []*lang.AttachPoint, usesArgs bool, fields m
 		for _, m := range matches {
 			e := *ap
 			e.Target, e.Func, e.Wildcard = m[0], m[1], false
-			e.Raw = ap.Provider + ":" + m[1]
+			e.Raw = ap.Provider.String() + ":" + m[1]
 			if m[0] != "" {
-				e.Raw = ap.Provider + ":" + m[0] + ":" + m[1]
+				e.Raw = ap.Provider.String() + ":" + m[0] + ":" + m[1]
 			}
 			if usesArgs {
 				args, _, err := c.res.Opts.Resolver.Func(m[1])

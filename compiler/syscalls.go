@@ -93,7 +93,7 @@ func SyscallNr(ev string) (nr int, raw string, ok bool) {
 
 // touchesSyscalls reports whether ap may name a syscalls tracepoint.
 func touchesSyscalls(ap *lang.AttachPoint) bool {
-	if ap.Provider != "tracepoint" {
+	if ap.Provider != lang.ProbeTracepoint {
 		return false
 	}
 	if ok, err := path.Match(ap.Target, "syscalls"); err == nil && ok {
@@ -230,7 +230,7 @@ func (c *compiler) haveSyscallHelpers() bool {
 func (c *compiler) expandSyscalls(aps []*lang.AttachPoint) []*lang.AttachPoint {
 	var out []*lang.AttachPoint
 	for _, ap := range aps {
-		if ap.Provider == "tracepoint" && ap.Target == "syscalls" && ap.Wildcard {
+		if ap.Provider == lang.ProbeTracepoint && ap.Target == "syscalls" && ap.Wildcard {
 			out = append(out, c.expandTracepoints([]*lang.AttachPoint{ap})...)
 			continue
 		}
@@ -242,7 +242,7 @@ func (c *compiler) expandSyscalls(aps []*lang.AttachPoint) []*lang.AttachPoint {
 // syscallDir is "sys_enter" or "sys_exit" for a concrete syscalls
 // tracepoint that lowering applies to, else "".
 func (c *compiler) syscallDir(ap *lang.AttachPoint) string {
-	if ap.Provider != "tracepoint" || ap.Target != "syscalls" || ap.Wildcard {
+	if ap.Provider != lang.ProbeTracepoint || ap.Target != "syscalls" || ap.Wildcard {
 		return ""
 	}
 	_, raw, ok := SyscallNr(ap.Func)

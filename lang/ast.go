@@ -86,18 +86,16 @@ type Probe struct {
 
 // AttachPoint is one probe specification, e.g. `tracepoint:syscalls:sys_enter_*`.
 //
-// Provider is the canonical provider name ("BEGIN", "END", "tracepoint",
-// "rawtracepoint", "kprobe", "kretprobe", "uprobe", "uretprobe", "usdt",
-// "kfunc", "kretfunc", "profile", "interval", "software", "hardware",
-// "watchpoint", "asyncwatchpoint", "iter"), whatever alias the script used
-// (t, k, kr, u, ur, U, f, fr, p, i, s, h, w, rt, fentry, fexit ...).
+// Provider is the probe type (its row in ProbeTypes; String is the
+// canonical name), whatever alias the script used (t, k, kr, u, ur, U, f,
+// fr, p, i, s, h, w, rt, fentry, fexit, begin ...).
 type AttachPoint struct {
 	Loc
 	Raw string // as written, without the name
 	// Name is the probe's name, `name=` before the provider (bpftrace
 	// 0.25): what `probe` reads instead of the attach point's own name.
 	Name     string
-	Provider string
+	Provider ProbeKind
 	// The remaining parts as written, after the provider:
 	//   tracepoint:CAT:NAME         Target=CAT  Func=NAME
 	//   rawtracepoint:[MOD:]NAME    Target=MOD  Func=NAME

@@ -30,7 +30,7 @@ func TestParseAttachPointSelfAndUSDT(t *testing.T) {
 			if ap.Wildcard {
 				w = "true"
 			}
-			got = ap.Provider + "|" + ap.Target + "|" + ap.NS + "|" + ap.Func + "|" + w
+			got = ap.Provider.String() + "|" + ap.Target + "|" + ap.NS + "|" + ap.Func + "|" + w
 		}
 		if got != c.want {
 			t.Errorf("%s: got %q, want %q", c.raw, got, c.want)

@@ -69,7 +69,7 @@ func (d *dumper) attach(depth int, a *AttachPoint) {
 			parts = append(parts, k+"="+strconv.Quote(v))
 		}
 	}
-	add("provider", a.Provider)
+	add("provider", a.Provider.String())
 	add("target", a.Target)
 	add("ns", a.NS)
 	add("lang", a.Lang)

@@ -215,8 +215,8 @@ func TestNamedProbes(t *testing.T) {
 		t.Fatal(err)
 	}
 	aps := p.Probes[0].Attach
-	if len(aps) != 2 || aps[0].Name != "foo" || aps[0].Provider != "BEGIN" || aps[0].Raw != "begin" ||
-		aps[1].Name != "bar_2" || aps[1].Provider != "kprobe" || aps[1].Func != "vfs_read" || aps[1].Offset != 4 {
+	if len(aps) != 2 || aps[0].Name != "foo" || aps[0].Provider != ProbeBegin || aps[0].Raw != "begin" ||
+		aps[1].Name != "bar_2" || aps[1].Provider != ProbeKprobe || aps[1].Func != "vfs_read" || aps[1].Offset != 4 {
 		t.Errorf("attach points %+v %+v", *aps[0], *aps[1])
 	}
 	if n := p.Probes[1].Attach[0].Name; n != "" {

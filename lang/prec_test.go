@@ -196,7 +196,7 @@ BEGIN { } END { clear(@m) }
 	}
 	check := func(i int, prov, target, fn string, wild bool) {
 		t.Helper()
-		if a[i].Provider != prov || a[i].Target != target || a[i].Func != fn || a[i].Wildcard != wild {
+		if a[i].Provider.String() != prov || a[i].Target != target || a[i].Func != fn || a[i].Wildcard != wild {
 			t.Errorf("attach %d %s: %+v", i, a[i].Raw, *a[i])
 		}
 	}

@@ -24,7 +24,7 @@ func TestSuggest(t *testing.T) {
 
 func providerNames() []string {
 	var n []string
-	for k := range providerAliases {
+	for k := range spellings {
 		n = append(n, k)
 	}
 	return n

@@ -177,13 +177,9 @@ func needsStopSwitch(p *compiler.Program, multi bool) bool {
 		return false
 	}
 	for _, ap := range p.Attach {
-		switch ap.Provider {
-		case "tracepoint", "uprobe", "uretprobe", "usdt":
+		t := ap.Provider.Type()
+		if t.StopSwitch || t.StopWildcard && (hasWildcard(ap.Target) || hasWildcard(ap.Func)) {
 			return true
-		case "kprobe", "kretprobe":
-			if hasWildcard(ap.Target) || hasWildcard(ap.Func) {
-				return true
-			}
 		}
 	}
 	return false

@@ -17,10 +17,10 @@ import (
 // front, before anything is attached.
 type hardwareProvider struct{}
 
-func init() { register("hardware", hardwareProvider{}) }
+func init() { register(lang.ProbeHardware, hardwareProvider{}) }
 
 func (hardwareProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
-	probes, err := expandPerfEvents("hardware", hardwareEvents, unix.PERF_TYPE_HARDWARE, ap)
+	probes, err := expandPerfEvents(lang.ProbeHardware.String(), hardwareEvents, unix.PERF_TYPE_HARDWARE, ap)
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ import (
 
 type iterProvider struct{}
 
-func init() { register("iter", iterProvider{}) }
+func init() { register(lang.ProbeIter, iterProvider{}) }
 
 // BPFFS is where iter:NAME:PIN pins a relative PIN.
 const BPFFS = "/sys/fs/bpf"
@@ -144,7 +144,7 @@ func (pl *plan) onlyIters() bool {
 		return false
 	}
 	for _, g := range pl.groups {
-		if g.ap.Provider != "iter" {
+		if g.ap.Provider != lang.ProbeIter {
 			return false
 		}
 	}

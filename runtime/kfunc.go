@@ -23,18 +23,10 @@ import (
 // kfuncProvider attaches kfunc:/kretfunc: (fentry/fexit through BPF
 // trampolines). Each program is loaded for one function (AttachTo); a
 // wildcard clause becomes one program per function in the compiler.
-type kfuncProvider struct{ ret bool }
+type kfuncProvider struct{ probeSide }
 
 func init() {
-	register("kfunc", kfuncProvider{})
-	register("kretfunc", kfuncProvider{ret: true})
-}
-
-func (k kfuncProvider) kind() string {
-	if k.ret {
-		return "kretfunc"
-	}
-	return "kfunc"
+	registerPair(lang.ProbeKfunc, lang.ProbeKretfunc, func(s probeSide) provider { return kfuncProvider{s} })
 }
 
 // btfFuncNames lists the kernel's BTF functions, sorted.
@@ -58,7 +50,7 @@ var btfFuncNames = sync.OnceValues(func() ([]string, error) {
 
 func (k kfuncProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
 	if ap.Func == "" {
-		return nil, fmt.Errorf("%s needs a function name", k.kind())
+		return nil, fmt.Errorf("%s needs a function name", k.kind.String())
 	}
 	names, err := btfFuncNames()
 	if err != nil {
@@ -75,7 +67,7 @@ func (k kfuncProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) 
 			}
 			continue
 		}
-		out = append(out, &Probe{Name: k.kind() + ":" + n, Func: n})
+		out = append(out, &Probe{Name: k.kind.String() + ":" + n, Func: n})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no BTF function matches %s (kfunc needs the function in /sys/kernel/btf/vmlinux)", ap.Func)

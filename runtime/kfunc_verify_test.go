@@ -17,7 +17,7 @@ import (
 func TestDryRunVerifiesKfuncAsKprobe(t *testing.T) {
 	requireBPF(t)
 	kfuncSpec := func(insns asm.Instructions) *compiler.Spec {
-		ap := &lang.AttachPoint{Raw: "kfunc:vfs_read", Provider: "kfunc", Func: "vfs_read"}
+		ap := &lang.AttachPoint{Raw: "kfunc:vfs_read", Provider: lang.ProbeKfunc, Func: "vfs_read"}
 		return &compiler.Spec{
 			Source: &lang.Source{Name: "stdin", Text: "kfunc:vfs_read { }"},
 			Programs: []*compiler.Program{{

@@ -23,18 +23,10 @@ import (
 // wildcards over the traceable kernel functions. Kernels built without
 // kprobes (this project's CI kernel among them) are detected before
 // anything is attached, with one message naming the missing support.
-type kprobeProvider struct{ ret bool }
+type kprobeProvider struct{ probeSide }
 
 func init() {
-	register("kprobe", kprobeProvider{})
-	register("kretprobe", kprobeProvider{ret: true})
-}
-
-func (k kprobeProvider) kind() string {
-	if k.ret {
-		return "kretprobe"
-	}
-	return "kprobe"
+	registerPair(lang.ProbeKprobe, lang.ProbeKretprobe, func(s probeSide) provider { return kprobeProvider{s} })
 }
 
 // kprobeSupport reports why this kernel cannot attach kprobes, or nil.
@@ -166,7 +158,7 @@ func wantsKprobeMulti(aps []*lang.AttachPoint) bool {
 		return false
 	}
 	for _, ap := range aps {
-		if (ap.Provider != "kprobe" && ap.Provider != "kretprobe") || !hasWildcard(ap.Func) || ap.Offset != 0 {
+		if (ap.Provider != lang.ProbeKprobe && ap.Provider != lang.ProbeKretprobe) || !hasWildcard(ap.Func) || ap.Offset != 0 {
 			return false
 		}
 	}
@@ -179,7 +171,7 @@ func (k kprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 	}
 	// Functions that cannot be traced safely are refused first, with
 	// their reason, whatever the kernel supports.
-	probes, err := expandKernelFuncs(k.kind(), ap, env)
+	probes, err := expandKernelFuncs(k.kind.String(), ap, env)
 	var miss *noKernelFuncError
 	if err != nil && !errors.As(err, &miss) {
 		return nil, err
@@ -302,7 +294,7 @@ func (k kprobeProvider) Attach(prog *ebpf.Program, probes []*Probe, env *Env) ([
 			l, err = link.KprobeMulti(prog, link.KprobeMultiOptions{Symbols: syms, Cookies: cookies})
 		}
 		if err != nil {
-			return out, fmt.Errorf("attach %d %ss: %w", len(probes), k.kind(), err)
+			return out, fmt.Errorf("attach %d %ss: %w", len(probes), k.kind.String(), err)
 		}
 		return append(out, l), nil
 	}

@@ -15,7 +15,7 @@ func TestKprobeModuleLoaded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = kprobeProvider{}.Expand(ap, &Env{})
+	_, err = kprobeProvider{probeSide{kind: lang.ProbeKprobe}}.Expand(ap, &Env{})
 	if want := "specified module nonsense in probe kprobe:nonsense:vfs_read is not loaded."; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
 	}

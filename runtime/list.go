@@ -12,6 +12,7 @@ import (
 
 	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/ktypes"
+	"github.com/gotrace/gotrace/lang"
 )
 
 // List prints the probes matching pattern (bpftrace's -l): one full probe
@@ -101,7 +102,7 @@ func ListWith(w io.Writer, o ListOptions) error {
 		}
 		shown := kind
 		if v026 {
-			shown = map[string]string{"kfunc": "fentry", "kretfunc": "fexit"}[kind]
+			shown = lang.ProbeKindNamed(kind).Type().Probetype
 		}
 		if err := listKfuncs(bw, shown, m, verbose); err != nil {
 			return err
@@ -413,35 +414,11 @@ func checkSearchChars(pattern string) error {
 	return nil
 }
 
-// canonicalProvider expands bpftrace's provider aliases.
+// canonicalProvider expands bpftrace's provider aliases (the probe
+// table's spellings).
 func canonicalProvider(p string) string {
-	switch p {
-	case "t":
-		return "tracepoint"
-	case "rt":
-		return "rawtracepoint"
-	case "k":
-		return "kprobe"
-	case "kr":
-		return "kretprobe"
-	case "f", "fentry":
-		return "kfunc"
-	case "fr", "fexit":
-		return "kretfunc"
-	case "u":
-		return "uprobe"
-	case "U":
-		return "usdt"
-	case "ur":
-		return "uretprobe"
-	case "s":
-		return "software"
-	case "h":
-		return "hardware"
-	case "p":
-		return "profile"
-	case "i":
-		return "interval"
+	if c, ok := lang.CanonicalProvider(p); ok {
+		return c
 	}
 	return p
 }

@@ -1,10 +1,12 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"github.com/gotrace/gotrace/stdlib"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -35,7 +37,36 @@ type TextPrinter struct {
 	// buf is the reused line buffer.
 	fast []*fastFormat
 	buf  []byte
+	// capture: see StartCapture.
+	capture *bytes.Buffer
+	notices io.Writer // Notices before the capture
+	errs    int       // errorf()s and helper errors printed while capturing
 }
+
+// StartCapture sends everything the printer writes from now on, stdout
+// and the errorf()/warnf() diagnostics alike, to a buffer, until
+// EndCapture returns it with the number of errors (errorf() calls and
+// helper errors) printed meanwhile: one test: probe's run.
+func (t *TextPrinter) StartCapture() {
+	t.capture, t.errs, t.notices = &bytes.Buffer{}, 0, t.P.Notices
+	t.Out.setCapture(t.capture)
+	t.P.Notices = t.capture
+}
+
+// EndCapture ends StartCapture.
+func (t *TextPrinter) EndCapture() (string, int) {
+	if t.capture == nil {
+		return "", 0
+	}
+	t.Out.setCapture(nil)
+	t.P.Notices = t.notices
+	text, errs := t.capture.String(), t.errs
+	t.capture = nil
+	return text, errs
+}
+
+// TestResults prints the test:NAME results (--mode test).
+func (t *TextPrinter) TestResults(res []output.TestResult) error { return t.P.TestResults(res) }
 
 // NewTextPrinter prints events of spec to out in format f.
 func NewTextPrinter(out *Output, f output.Format, syms output.Symbolizer, spec *compiler.Spec) *TextPrinter {
@@ -206,6 +237,7 @@ func (t *TextPrinter) mapData(m *MapData) output.MapData {
 // helperError prints a -k warning as bpftrace: the place in the script,
 // the helper and its error ("0" for a lookup that found nothing).
 func (t *TextPrinter) helperError(ev *compiler.Event, payload []byte) error {
+	t.errs++
 	var ret int64
 	if len(payload) >= 8 {
 		ret = int64(binary.LittleEndian.Uint64(payload))
@@ -259,6 +291,9 @@ func (t *TextPrinter) diagnostic(ev *compiler.Event, args []output.Value) error 
 	msg, err := t.sprintf(ev.Format, args)
 	if err != nil {
 		return err
+	}
+	if sev == lang.Error {
+		t.errs++
 	}
 	w := t.P.Notices
 	if w == nil {

@@ -31,10 +31,8 @@ func (l *Loaded) nameProbes(pl *plan) {
 		if p.Probe != compiler.ProbeConst || p.ProbeID < 0 || p.ProbeID >= len(names) || len(g.probes) == 0 {
 			continue
 		}
-		switch g.ap.Provider {
-		case "uprobe", "uretprobe", "usdt":
-		default:
-			continue // the compiler's name is the name
+		if !g.ap.Provider.Type().UserMem {
+			continue // the compiler's name is the name (the runtime resolves only user paths)
 		}
 		name := g.probes[0].Name
 		for _, pr := range g.probes[1:] {

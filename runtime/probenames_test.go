@@ -29,7 +29,9 @@ func TestNameProbes(t *testing.T) {
 		}
 		return out
 	}
-	ap := func(provider string) *lang.AttachPoint { return &lang.AttachPoint{Provider: provider} }
+	ap := func(provider string) *lang.AttachPoint {
+		return &lang.AttachPoint{Provider: lang.ProbeKindNamed(provider)}
+	}
 	pl := &plan{groups: []probeGroup{
 		{ap: ap("tracepoint"), prog: tp, probes: probes("tracepoint:syscalls:sys_enter_openat")},
 		{ap: ap("uprobe"), prog: up, probes: probes("uprobe:" + libc + ":strtol")},

@@ -71,6 +71,9 @@ type Env struct {
 	// (skip it, saying so) or "ignore" (skip it); "legacy" keeps bpftrace
 	// 0.17's error ("could not resolve symbol ...").
 	MissingProbes string
+	// TracerOnly (--mode test) expands only the probes the tracer runs
+	// itself (BEGIN, END, test ...): nothing attaches.
+	TracerOnly bool
 
 	src *lang.Source // the script, for warnAt
 }
@@ -118,9 +121,30 @@ type provider interface {
 	Attach(prog *ebpf.Program, probes []*Probe, env *Env) ([]io.Closer, error)
 }
 
-var providers = map[string]provider{}
+// providers are the runtime's providers, by the probe type (a row of
+// lang's probe table) each serves.
+var providers = map[lang.ProbeKind]provider{}
 
-func register(name string, p provider) { providers[name] = p }
+func register(kind lang.ProbeKind, p provider) {
+	if _, dup := providers[kind]; dup || kind.Type().Special() {
+		panic(fmt.Sprintf("runtime: provider for %s registered twice, or for a probe type the tracer runs itself", kind))
+	}
+	providers[kind] = p
+}
+
+// probeSide is what the kprobe, uprobe and kfunc providers share: each
+// serves an entry and a return probe type, told apart by ret.
+type probeSide struct {
+	ret  bool
+	kind lang.ProbeKind
+}
+
+// registerPair registers a provider for an entry probe type and its
+// return twin.
+func registerPair(entry, exit lang.ProbeKind, mk func(probeSide) provider) {
+	register(entry, mk(probeSide{kind: entry}))
+	register(exit, mk(probeSide{ret: true, kind: exit}))
+}
 
 func providerFor(ap *lang.AttachPoint) (provider, error) {
 	p, ok := providers[ap.Provider]
@@ -143,7 +167,7 @@ func apName(ap *lang.AttachPoint) string {
 	if ap.Raw != "" {
 		return ap.Raw
 	}
-	return ap.Provider
+	return ap.Provider.String()
 }
 
 // ProbeError is an attach point that cannot be expanded or attached. It
@@ -178,6 +202,7 @@ type plan struct {
 	groups     []probeGroup
 	total      int          // probes counted as bpftrace counts them (BEGIN/END included)
 	bench      []benchProbe // bench:NAME probes, in script order (--mode bench)
+	tests      []testProbe  // test:NAME probes, in script order (--mode test)
 }
 
 type probeGroup struct {
@@ -198,25 +223,30 @@ func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
 	rawGroup := map[string]int{} // lowered syscalls program → its group
 	for _, p := range l.Spec.Programs {
 		for _, ap := range p.Attach {
-			switch ap.Provider {
-			case "BEGIN":
+			switch ap.Provider.Type().Trigger {
+			case lang.TriggerBegin:
 				pl.begin = append(pl.begin, p)
 				pl.total++
 				continue
-			case "END":
+			case lang.TriggerEnd:
 				pl.end = append(pl.end, p)
 				pl.total++
 				continue
-			case "self":
+			case lang.TriggerSignal:
 				pl.signal = append(pl.signal, p)
 				pl.total++
 				continue
-			case "bench":
+			case lang.TriggerBench:
 				pl.bench = append(pl.bench, benchProbe{name: ap.Func, prog: p})
 				pl.total++
 				continue
-			case "test":
-				return nil, &ProbeError{Src: l.Spec.Source, AP: ap, Err: fmt.Errorf("test probes (--mode test) are not supported by gotrace yet")}
+			case lang.TriggerTest:
+				pl.tests = append(pl.tests, testProbe{name: ap.Func, prog: p})
+				pl.total++
+				continue
+			}
+			if env.TracerOnly {
+				continue
 			}
 			prov, err := providerFor(ap)
 			if err != nil {
@@ -320,7 +350,7 @@ func fdsNeeded(pl *plan) int {
 		}
 		for _, p := range g.probes {
 			switch g.ap.Provider {
-			case "kfunc", "kretfunc", "rawtracepoint":
+			case lang.ProbeKfunc, lang.ProbeKretfunc, lang.ProbeRawTracepoint: // a link alone
 				n++
 			default:
 				n += 2 * max(1, len(p.CPUs))
@@ -585,28 +615,23 @@ func (e *AttachError) Error() string {
 	return "ERROR: " + msg
 }
 
-// attachReverse are the probe types whose kernel hooks run the handler
-// attached last first (uprobe consumers and perf-event programs are
+// The probe table's ReverseAttach are the probe types whose kernel hooks
+// run the handler attached last first (uprobe consumers and perf-event programs are
 // prepended). bpftrace 0.17 attaches them in reverse script order so that
 // clauses on one event run in script order; the others in script order.
-var attachReverse = map[string]bool{
-	"kprobe": true, "uprobe": true, "uretprobe": true, "usdt": true,
-	"software": true, "kfunc": true, "lsm": true,
-}
-
 // reverseAttach: whether ap's probe type runs the handler attached last
 // first. A software clock event (cpu-clock, task-clock) is the exception:
 // each such perf event has its own timer, so the one attached first fires
 // first and they attach in script order (bpftrace's probe.software_order
 // test on software:cpu:1e6).
 func reverseAttach(ap *lang.AttachPoint) bool {
-	if ap.Provider == "software" || ap.Provider == "s" {
+	if ap.Provider == lang.ProbeSoftware {
 		switch ap.Func {
 		case "cpu", "cpu-clock", "task-clock":
 			return false
 		}
 	}
-	return attachReverse[ap.Provider]
+	return ap.Provider.Type().ReverseAttach
 }
 
 // attachOrder is the order Attach attaches groups in, as bpftrace 0.17:

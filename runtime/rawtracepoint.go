@@ -18,7 +18,7 @@ import (
 // (TRACING with AttachTraceRawTp) attach through their load-time target.
 type rawTracepointProvider struct{}
 
-func init() { register("rawtracepoint", rawTracepointProvider{}) }
+func init() { register(lang.ProbeRawTracepoint, rawTracepointProvider{}) }
 
 func (rawTracepointProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
 	name := ap.Func

@@ -157,7 +157,7 @@ func emitInsns(id int32, val int32) asm.Instructions {
 func ret0() asm.Instructions { return asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()} }
 
 func tp(cat, name string) *lang.AttachPoint {
-	return &lang.AttachPoint{Raw: "tracepoint:" + cat + ":" + name, Provider: "tracepoint", Target: cat, Func: name}
+	return &lang.AttachPoint{Raw: "tracepoint:" + cat + ":" + name, Provider: lang.ProbeTracepoint, Target: cat, Func: name}
 }
 
 func getpidSpec(tgid int) *compiler.Spec {
@@ -291,8 +291,8 @@ func TestRunAttached026(t *testing.T) {
 	spec := &compiler.Spec{
 		Maps: []*compiler.MapSpec{{Name: "ringbuf", Type: ebpf.RingBuf, MaxEntries: 1 << 16}},
 		Programs: []*compiler.Program{
-			{Name: "BEGIN", Type: ebpf.RawTracepoint, Attach: []*lang.AttachPoint{{Provider: "BEGIN"}}, Insns: begin},
-			{Name: "END", Type: ebpf.RawTracepoint, Attach: []*lang.AttachPoint{{Provider: "END"}}, Insns: end},
+			{Name: "BEGIN", Type: ebpf.RawTracepoint, Attach: []*lang.AttachPoint{{Provider: lang.ProbeBegin}}, Insns: begin},
+			{Name: "END", Type: ebpf.RawTracepoint, Attach: []*lang.AttachPoint{{Provider: lang.ProbeEnd}}, Insns: end},
 		},
 		Events: []*compiler.Event{
 			{ID: 0, Kind: compiler.EvPrintf, Format: "begin"},
@@ -332,8 +332,8 @@ func TestRunBeginEndExit(t *testing.T) {
 	spec := getpidSpec(os.Getpid())
 	spec.Maps = append(spec.Maps, &compiler.MapSpec{Name: "ringbuf", Type: ebpf.RingBuf, MaxEntries: 1 << 16})
 	spec.Programs = append(spec.Programs,
-		&compiler.Program{Name: "BEGIN", Type: ebpf.RawTracepoint, Attach: []*lang.AttachPoint{{Provider: "BEGIN"}}, Insns: begin},
-		&compiler.Program{Name: "END", Type: ebpf.RawTracepoint, Attach: []*lang.AttachPoint{{Provider: "END"}}, Insns: end},
+		&compiler.Program{Name: "BEGIN", Type: ebpf.RawTracepoint, Attach: []*lang.AttachPoint{{Provider: lang.ProbeBegin}}, Insns: begin},
+		&compiler.Program{Name: "END", Type: ebpf.RawTracepoint, Attach: []*lang.AttachPoint{{Provider: lang.ProbeEnd}}, Insns: end},
 	)
 	spec.Events = []*compiler.Event{
 		{ID: 0, Kind: compiler.EvPrintf, Format: "begin"},
@@ -471,7 +471,7 @@ func TestAttachFailureSummary(t *testing.T) {
 	// A wildcard of good probes after the failures: attached, then rolled back.
 	spec.Programs = append(spec.Programs, &compiler.Program{
 		Name: "after", Type: ebpf.TracePoint, Insns: ret0(),
-		Attach: []*lang.AttachPoint{{Raw: "tracepoint:syscalls:sys_enter_getr*", Provider: "tracepoint", Target: "syscalls", Func: "sys_enter_getr*", Wildcard: true}},
+		Attach: []*lang.AttachPoint{{Raw: "tracepoint:syscalls:sys_enter_getr*", Provider: lang.ProbeTracepoint, Target: "syscalls", Func: "sys_enter_getr*", Wildcard: true}},
 	})
 	l, err := Load(spec)
 	if err != nil {
@@ -505,8 +505,8 @@ func TestAttachFailureSummary(t *testing.T) {
 // many names, probes left untried, and one attach point with a source place.
 func TestAttachErrorText(t *testing.T) {
 	src := &lang.Source{Name: "stdin", Text: "kprobe:a* { }"}
-	ap := &lang.AttachPoint{Raw: "kprobe:a*", Provider: "kprobe", Func: "a*"}
-	other := &lang.AttachPoint{Raw: "kprobe:b", Provider: "kprobe", Func: "b"}
+	ap := &lang.AttachPoint{Raw: "kprobe:a*", Provider: lang.ProbeKprobe, Func: "a*"}
+	other := &lang.AttachPoint{Raw: "kprobe:b", Provider: lang.ProbeKprobe, Func: "b"}
 	e := &AttachError{Src: src, Total: 40}
 	for _, n := range []string{"a1", "a2", "a3", "a4", "a5"} {
 		e.add(ap, "kprobe:"+n, 1, fmt.Errorf("attach kprobe:%s: %w", n, unix.ENOENT))
@@ -552,11 +552,11 @@ func TestFDsNeeded(t *testing.T) {
 		return out
 	}
 	pl := &plan{groups: []probeGroup{
-		{ap: &lang.AttachPoint{Provider: "tracepoint"}, probes: probes(prog, 300, nil)},
-		{ap: &lang.AttachPoint{Provider: "tracepoint"}, probes: probes(raw, 300, nil)},
-		{ap: &lang.AttachPoint{Provider: "uprobe"}, probes: probes(prog, 1000, func(p *Probe) { p.Multi = true })},
-		{ap: &lang.AttachPoint{Provider: "kfunc"}, probes: probes(prog, 5, nil)},
-		{ap: &lang.AttachPoint{Provider: "profile"}, probes: probes(prog, 1, func(p *Probe) { p.CPUs = []int{0, 1, 2, 3} })},
+		{ap: &lang.AttachPoint{Provider: lang.ProbeTracepoint}, probes: probes(prog, 300, nil)},
+		{ap: &lang.AttachPoint{Provider: lang.ProbeTracepoint}, probes: probes(raw, 300, nil)},
+		{ap: &lang.AttachPoint{Provider: lang.ProbeUprobe}, probes: probes(prog, 1000, func(p *Probe) { p.Multi = true })},
+		{ap: &lang.AttachPoint{Provider: lang.ProbeKfunc}, probes: probes(prog, 5, nil)},
+		{ap: &lang.AttachPoint{Provider: lang.ProbeProfile}, probes: probes(prog, 1, func(p *Probe) { p.CPUs = []int{0, 1, 2, 3} })},
 	}}
 	if n := fdsNeeded(pl); n != 600+1+2+5+8 {
 		t.Errorf("fdsNeeded = %d, want %d", n, 600+1+2+5+8)
@@ -566,7 +566,7 @@ func TestFDsNeeded(t *testing.T) {
 func TestMaxProbes(t *testing.T) {
 	requireBPF(t)
 	spec := getpidSpec(os.Getpid())
-	spec.Programs[0].Attach = []*lang.AttachPoint{{Raw: "tracepoint:syscalls:sys_enter_*", Provider: "tracepoint", Target: "syscalls", Func: "sys_enter_*", Wildcard: true}}
+	spec.Programs[0].Attach = []*lang.AttachPoint{{Raw: "tracepoint:syscalls:sys_enter_*", Provider: lang.ProbeTracepoint, Target: "syscalls", Func: "sys_enter_*", Wildcard: true}}
 	l, err := Load(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -586,7 +586,7 @@ func TestVerifierErrorNamesLine(t *testing.T) {
 	requireBPF(t)
 	src := &lang.Source{Name: "stdin", Text: "BEGIN {\n  @x = *(uint64*)0;\n}"}
 	spec := &compiler.Spec{Source: src, Programs: []*compiler.Program{{
-		Name: "BEGIN", Type: ebpf.RawTracepoint, Attach: []*lang.AttachPoint{{Provider: "BEGIN"}},
+		Name: "BEGIN", Type: ebpf.RawTracepoint, Attach: []*lang.AttachPoint{{Provider: lang.ProbeBegin}},
 		Insns: asm.Instructions{
 			asm.Mov.Imm(asm.R1, 0).WithSource(asm.Comment("2:3-20")),
 			// Dereferencing a scalar: the verifier refuses this one.
@@ -620,7 +620,7 @@ func TestKprobeLoadsButNoKernelSupport(t *testing.T) {
 	spec := getpidSpec(os.Getpid())
 	spec.Programs = append(spec.Programs, &compiler.Program{
 		Name: "k", Type: ebpf.Kprobe, Insns: ret0(),
-		Attach: []*lang.AttachPoint{{Raw: "kprobe:vfs_read", Provider: "kprobe", Func: "vfs_read"}},
+		Attach: []*lang.AttachPoint{{Raw: "kprobe:vfs_read", Provider: lang.ProbeKprobe, Func: "vfs_read"}},
 	})
 	before := bpfFDs(t)
 	l, err := Load(spec)
@@ -669,7 +669,7 @@ func TestKprobeDenyList(t *testing.T) {
 	if denied == 0 {
 		t.Fatalf("no *spin_lock* function in the kernel's list")
 	}
-	_, err := expandKernelFuncs("kprobe", &lang.AttachPoint{Raw: "kprobe:*spin_lock*", Provider: "kprobe", Func: "*spin_lock*", Wildcard: true}, &Env{})
+	_, err := expandKernelFuncs("kprobe", &lang.AttachPoint{Raw: "kprobe:*spin_lock*", Provider: lang.ProbeKprobe, Func: "*spin_lock*", Wildcard: true}, &Env{})
 	// Every *spin_lock* function is a locking one: one family, its first
 	// function the example.
 	want := fmt.Sprintf("refusing kprobe:*spin_lock* as a whole: %d of the %d functions it matches are in the locking code, which cannot be traced safely "+
@@ -679,17 +679,17 @@ func TestKprobeDenyList(t *testing.T) {
 		t.Errorf("err:\n%v\nwant:\n%s", err, want)
 	}
 	// Several families: counted each, the largest first.
-	_, err = expandKernelFuncs("kretprobe", &lang.AttachPoint{Raw: "kretprobe:*", Provider: "kretprobe", Func: "*", Wildcard: true}, &Env{})
+	_, err = expandKernelFuncs("kretprobe", &lang.AttachPoint{Raw: "kretprobe:*", Provider: lang.ProbeKretprobe, Func: "*", Wildcard: true}, &Env{})
 	if err == nil || !regexp.MustCompile(`^refusing kretprobe:\* as a whole: \d+ of the \d+ functions it matches are in the (\w+ \(\d+\), )+\w+ \(\d+\) and \w+ \(\d+\) code, which cannot be traced safely \(e\.g\. \S+: [^)]+\); nothing was attached\. HINT: `).MatchString(err.Error()) {
 		t.Errorf("kretprobe:*: %v", err)
 	}
 	// A module pattern is part of what is refused.
-	_, err = expandKernelFuncs("kprobe", &lang.AttachPoint{Raw: "kprobe:*:_raw_spin_*", Provider: "kprobe", Target: "*", Func: "_raw_spin_*", Wildcard: true}, &Env{})
+	_, err = expandKernelFuncs("kprobe", &lang.AttachPoint{Raw: "kprobe:*:_raw_spin_*", Provider: lang.ProbeKprobe, Target: "*", Func: "_raw_spin_*", Wildcard: true}, &Env{})
 	if err == nil || !strings.HasPrefix(err.Error(), "refusing kprobe:*:_raw_spin_* as a whole: ") {
 		t.Errorf("kprobe:*:_raw_spin_*: %v", err)
 	}
 	// One function by name: its reason alone.
-	_, err = expandKernelFuncs("kprobe", &lang.AttachPoint{Raw: "kprobe:rcu_note_context_switch", Provider: "kprobe", Func: "rcu_note_context_switch"}, &Env{})
+	_, err = expandKernelFuncs("kprobe", &lang.AttachPoint{Raw: "kprobe:rcu_note_context_switch", Provider: lang.ProbeKprobe, Func: "rcu_note_context_switch"}, &Env{})
 	if _, d, _ := count("rcu_note_context_switch"); d == 1 && (err == nil || err.Error() != "refusing to trace rcu_note_context_switch: probe handlers run under RCU; probing RCU itself recurses") {
 		t.Errorf("rcu_note_context_switch: %v", err)
 	}
@@ -702,7 +702,7 @@ func TestKernelFuncHint(t *testing.T) {
 	if _, err := kernelFuncs(); err != nil {
 		t.Fatalf("kernel functions: %v", err)
 	}
-	_, err := expandKernelFuncs("kprobe", &lang.AttachPoint{Raw: "kprobe:vfs_reed", Provider: "kprobe", Func: "vfs_reed"}, &Env{})
+	_, err := expandKernelFuncs("kprobe", &lang.AttachPoint{Raw: "kprobe:vfs_reed", Provider: lang.ProbeKprobe, Func: "vfs_reed"}, &Env{})
 	var he *lang.HintError
 	if !errors.As(err, &he) || he.Msg != "kernel function not found or not traceable: vfs_reed" || he.Hint != `did you mean "vfs_read"?` {
 		t.Errorf("err = %v, hint %+v", err, he)
@@ -768,7 +768,7 @@ func TestUprobeCommand(t *testing.T) {
 	before := bpfFDs(t)
 	spec := getpidSpec(-1)
 	spec.Programs[0].Type = ebpf.Kprobe
-	spec.Programs[0].Attach = []*lang.AttachPoint{{Raw: "uprobe:" + bin + ":target", Provider: "uprobe", Target: bin, Func: "target"}}
+	spec.Programs[0].Attach = []*lang.AttachPoint{{Raw: "uprobe:" + bin + ":target", Provider: lang.ProbeUprobe, Target: bin, Func: "target"}}
 	fp := &fakePrinter{}
 	var out strings.Builder
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -793,7 +793,7 @@ func TestUprobeWildcardMulti(t *testing.T) {
 	before := bpfFDs(t)
 	spec := getpidSpec(os.Getpid())
 	spec.Programs[0].Type = ebpf.Kprobe
-	spec.Programs[0].Attach = []*lang.AttachPoint{{Raw: "uprobe:libc:str*", Provider: "uprobe", Target: "libc", Func: "str*", Wildcard: true}}
+	spec.Programs[0].Attach = []*lang.AttachPoint{{Raw: "uprobe:libc:str*", Provider: lang.ProbeUprobe, Target: "libc", Func: "str*", Wildcard: true}}
 	l, err := Load(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -848,9 +848,9 @@ func TestPerfProviders(t *testing.T) {
 	spec.Programs[0].Type = ebpf.PerfEvent
 	spec.Programs[0].Insns = countInsns(-1)
 	spec.Programs[0].Attach = []*lang.AttachPoint{
-		{Raw: "profile:hz:99", Provider: "profile", Unit: "hz", Freq: 99},
-		{Raw: "interval:ms:10", Provider: "interval", Unit: "ms", Freq: 10},
-		{Raw: "software:cs", Provider: "software", Func: "cs"},
+		{Raw: "profile:hz:99", Provider: lang.ProbeProfile, Unit: "hz", Freq: 99},
+		{Raw: "interval:ms:10", Provider: lang.ProbeInterval, Unit: "ms", Freq: 10},
+		{Raw: "software:cs", Provider: lang.ProbeSoftware, Func: "cs"},
 	}
 	l, err := Load(spec)
 	if err != nil {
@@ -871,7 +871,7 @@ func TestPerfProviders(t *testing.T) {
 	l.Close()
 	checkNoLeaks(t, before)
 
-	_, err = hardwareProvider{}.Expand(&lang.AttachPoint{Raw: "hardware:cycles", Provider: "hardware", Func: "cycles"}, &Env{})
+	_, err = hardwareProvider{}.Expand(&lang.AttachPoint{Raw: "hardware:cycles", Provider: lang.ProbeHardware, Func: "cycles"}, &Env{})
 	if _, serr := os.Stat("/sys/bus/event_source/devices/cpu"); serr != nil && (err == nil || !strings.Contains(err.Error(), "no hardware performance counter")) {
 		t.Errorf("hardware on a machine without PMU: %v", err)
 	}
@@ -1102,7 +1102,7 @@ func TestLostEventsReported(t *testing.T) {
 			{Name: "ringbuf", Type: ebpf.RingBuf},
 			{Name: LostEventsMap, Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1},
 		},
-		Programs: []*compiler.Program{{Name: "BEGIN", Type: ebpf.RawTracepoint, Attach: []*lang.AttachPoint{{Provider: "BEGIN"}}, Insns: begin}},
+		Programs: []*compiler.Program{{Name: "BEGIN", Type: ebpf.RawTracepoint, Attach: []*lang.AttachPoint{{Provider: lang.ProbeBegin}}, Insns: begin}},
 		Events: []*compiler.Event{
 			{ID: 0, Kind: compiler.EvPrintf, Format: "e"},
 			{ID: 1, Kind: compiler.EvExit},

@@ -45,6 +45,8 @@ type session struct {
 
 	exited   bool // an exit() record was read
 	exitCode int  // its code (0 for exit())
+	// testsFailed: a test: probe failed (--mode test exits 1).
+	testsFailed bool
 
 	lostSeen uint64 // lost events already reported
 
@@ -212,6 +214,7 @@ func (s *session) prepare() error {
 	if s.opts.Compat.Legacy() {
 		env.MissingProbes = "legacy"
 	}
+	env.TracerOnly = s.opts.Mode == "test" // only BEGIN, the tests and END run
 	if s.opts.Quiet {
 		env.Progress = nil // -q: no progress line, even on a terminal
 	}
@@ -287,7 +290,9 @@ func (s *session) startReader() error {
 	if rd == nil {
 		return nil
 	}
-	go func() { s.readerDone <- s.readLoop(rd, s.exitCh) }()
+	if s.opts.Mode != "test" { // --mode test: after the tests (testprobe.go)
+		s.goReadLoop()
+	}
 	stopLoss := make(chan struct{})
 	s.later(func() { close(stopLoss) })
 	go s.watchLost(stopLoss)
@@ -315,6 +320,13 @@ func (s *session) begin() error {
 	timing.mark("begin")
 	if len(pl.bench) > 0 && s.opts.Mode != "bench" {
 		return fmt.Errorf("bench:%s: bench probes run with --mode bench (or --bench)", pl.bench[0].name)
+	}
+	if s.opts.Mode != "test" {
+		if err := testsOutsideTestMode(pl); err != nil {
+			return err
+		}
+	} else if err := s.runTestMode(); err != nil {
+		return err
 	}
 	if s.opts.Mode == "bench" {
 		res, err := l.RunBench(pl)
@@ -414,7 +426,7 @@ func (s *session) wait(ctx context.Context) error {
 		pidDone = watchPID(s.opts.PID, stop)
 	}
 	var timeout <-chan time.Time
-	if s.opts.Mode == "bench" || s.opts.Compat.ExitAfterBeginEnd() && len(pl.groups) == 0 && len(pl.signal) == 0 && child == nil && s.opts.PID == 0 ||
+	if s.opts.Mode == "bench" || s.opts.Mode == "test" || s.opts.Compat.ExitAfterBeginEnd() && len(pl.groups) == 0 && len(pl.signal) == 0 && child == nil && s.opts.PID == 0 ||
 		pl.onlyIters() && len(pl.signal) == 0 && child == nil && s.opts.PID == 0 {
 		// Only BEGIN/END probes: nothing can fire any more, so bpftrace
 		// 0.26 ends right after BEGIN (0.17 waits for Ctrl-C); a
@@ -513,7 +525,15 @@ func (s *session) end() error {
 	if s.exited && s.exitCode != 0 {
 		return &ExitCode{Code: s.exitCode}
 	}
+	if s.testsFailed {
+		return errTestsFailed
+	}
 	return nil
+}
+
+// goReadLoop starts the ring buffer's reader goroutine.
+func (s *session) goReadLoop() {
+	go func() { s.readerDone <- s.readLoop(s.rd, s.exitCh) }()
 }
 
 // batchPause is how long the reader lets records gather once it has

@@ -30,6 +30,17 @@ type Output struct {
 	// held collects what is written between Hold and Release.
 	held    bytes.Buffer
 	holding bool
+	// capture, when set, receives everything written instead (a test:
+	// probe's output, see TextPrinter.StartCapture).
+	capture *bytes.Buffer
+}
+
+// setCapture sends what is written from now on to b (nil: to the output
+// again).
+func (o *Output) setCapture(b *bytes.Buffer) {
+	o.mu.Lock()
+	o.capture = b
+	o.mu.Unlock()
 }
 
 // Hold keeps everything written from now on in memory until Release:
@@ -118,6 +129,9 @@ func OpenOutput(path string, mode Buffering) (*Output, error) {
 func (o *Output) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.capture != nil {
+		return o.capture.Write(p)
+	}
 	if o.holding {
 		return o.held.Write(p)
 	}

@@ -65,7 +65,7 @@ func TestSkbOutputPcap(t *testing.T) {
 // and why it is tp_btf.
 func TestTpBTFLoadError(t *testing.T) {
 	requireBPF(t)
-	ap := &lang.AttachPoint{Raw: "rawtracepoint:no_such_tracepoint_h27", Provider: "rawtracepoint", Func: "no_such_tracepoint_h27"}
+	ap := &lang.AttachPoint{Raw: "rawtracepoint:no_such_tracepoint_h27", Provider: lang.ProbeRawTracepoint, Func: "no_such_tracepoint_h27"}
 	spec := &compiler.Spec{
 		Source: &lang.Source{Name: "stdin", Text: "rawtracepoint:no_such_tracepoint_h27 { }"},
 		Programs: []*compiler.Program{{

@@ -89,10 +89,10 @@ func expandPerfEvents(kind string, defs []perfEventDef, typ uint32, ap *lang.Att
 // softwareProvider: software:EVENT[:COUNT] on every online CPU.
 type softwareProvider struct{}
 
-func init() { register("software", softwareProvider{}) }
+func init() { register(lang.ProbeSoftware, softwareProvider{}) }
 
 func (softwareProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
-	return expandPerfEvents("software", softwareEvents, unix.PERF_TYPE_SOFTWARE, ap)
+	return expandPerfEvents(lang.ProbeSoftware.String(), softwareEvents, unix.PERF_TYPE_SOFTWARE, ap)
 }
 
 func (softwareProvider) Attach(prog *ebpf.Program, probes []*Probe, env *Env) ([]io.Closer, error) {

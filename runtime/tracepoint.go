@@ -21,7 +21,7 @@ import (
 // expanding wildcards over available_events.
 type tracepointProvider struct{}
 
-func init() { register("tracepoint", tracepointProvider{}) }
+func init() { register(lang.ProbeTracepoint, tracepointProvider{}) }
 
 func (tracepointProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
 	cat, ev := ap.Target, ap.Func

@@ -26,18 +26,10 @@ import (
 // PATH:ADDR and wildcards over the binary's function symbols. Many probes
 // of one attach point go through one uprobe_multi link (one fd) when the
 // kernel has it; the program was loaded for it (see multiUprobe).
-type uprobeProvider struct{ ret bool }
+type uprobeProvider struct{ probeSide }
 
 func init() {
-	register("uprobe", uprobeProvider{})
-	register("uretprobe", uprobeProvider{ret: true})
-}
-
-func (u uprobeProvider) kind() string {
-	if u.ret {
-		return "uretprobe"
-	}
-	return "uprobe"
+	registerPair(lang.ProbeUprobe, lang.ProbeUretprobe, func(s probeSide) provider { return uprobeProvider{s} })
 }
 
 // elfFunc is a function symbol of a binary.
@@ -119,7 +111,7 @@ func elfFuncs(path string) ([]elfFunc, error) {
 
 func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
 	if ap.Lang != "" {
-		return nil, fmt.Errorf("%s: language-specific probes (%s) are not supported", u.kind(), ap.Lang)
+		return nil, fmt.Errorf("%s: language-specific probes (%s) are not supported", u.kind.String(), ap.Lang)
 	}
 	var (
 		paths []string
@@ -189,7 +181,7 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 				if err != nil {
 					return nil, err
 				}
-				out = append(out, &Probe{Name: fmt.Sprintf("%s:%s@%s", u.kind(), name, loc), Target: path, Addr: off})
+				out = append(out, &Probe{Name: fmt.Sprintf("%s:%s@%s", u.kind.String(), name, loc), Target: path, Addr: off})
 			}
 			continue
 		}
@@ -199,7 +191,7 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 				// bpftrace's words, without a source position.
 				return nil, &bareError{fmt.Sprintf("Could not resolve address: %s:0x%x", ap.Target, ap.Address), err}
 			}
-			out = append(out, &Probe{Name: fmt.Sprintf("%s:%s:%d", u.kind(), name, ap.Address), Target: path, Addr: off})
+			out = append(out, &Probe{Name: fmt.Sprintf("%s:%s:%d", u.kind.String(), name, ap.Address), Target: path, Addr: off})
 			continue
 		}
 		funcs, err := elfFuncs(path)
@@ -242,7 +234,7 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 			if ap.Offset < 0 || (fn.size > 0 && uint64(ap.Offset) >= fn.size) {
 				return nil, &bareError{fmt.Sprintf("Offset outside the function bounds ('%s' size is %d)", ap.Func, fn.size), nil}
 			}
-			full := fmt.Sprintf("%s:%s:%s", u.kind(), name, ap.Func)
+			full := fmt.Sprintf("%s:%s:%s", u.kind.String(), name, ap.Func)
 			if ap.Offset > 0 {
 				full += fmt.Sprintf("+%d", ap.Offset)
 			}
@@ -270,7 +262,7 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 			if err != nil {
 				continue // not in an executable segment: not code
 			}
-			out = append(out, &Probe{Name: fmt.Sprintf("%s:%s:%s", u.kind(), name, f.name), Target: path, Func: f.name, Addr: off})
+			out = append(out, &Probe{Name: fmt.Sprintf("%s:%s:%s", u.kind.String(), name, f.name), Target: path, Func: f.name, Addr: off})
 		}
 	}
 	if len(out) == 0 {
@@ -356,7 +348,7 @@ func wantsMulti(aps []*lang.AttachPoint) bool {
 		return false
 	}
 	for _, ap := range aps {
-		if (ap.Provider != "uprobe" && ap.Provider != "uretprobe") || !hasWildcard(ap.Func) || ap.HasAddr {
+		if (ap.Provider != lang.ProbeUprobe && ap.Provider != lang.ProbeUretprobe) || !hasWildcard(ap.Func) || ap.HasAddr {
 			return false
 		}
 	}
@@ -392,7 +384,7 @@ func (u uprobeProvider) Attach(prog *ebpf.Program, probes []*Probe, env *Env) ([
 				out = append(out, l)
 			}
 			if err != nil {
-				return out, fmt.Errorf("attach %d %ss on %s: %w", len(ps), u.kind(), path, err)
+				return out, fmt.Errorf("attach %d %ss on %s: %w", len(ps), u.kind.String(), path, err)
 			}
 			if len(skipped) > 0 {
 				env.warnf("skipped %d of %d functions in %s whose instructions uprobes cannot probe (e.g. %s)", len(skipped), len(ps), path, skipped[0])

@@ -51,7 +51,7 @@ func TestUprobeWildcardAliasName(t *testing.T) {
 	}
 	expand := func(fn string) []string {
 		t.Helper()
-		ps, err := uprobeProvider{}.Expand(&lang.AttachPoint{Provider: "uprobe", Target: bin, Func: fn}, &Env{})
+		ps, err := uprobeProvider{probeSide{kind: lang.ProbeUprobe}}.Expand(&lang.AttachPoint{Provider: lang.ProbeUprobe, Target: bin, Func: fn}, &Env{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,7 @@ import (
 // usdt:[PROVIDER:]NAME with -p (every file mapped into the process).
 type usdtProvider struct{}
 
-func init() { register("usdt", usdtProvider{}) }
+func init() { register(lang.ProbeUSDT, usdtProvider{}) }
 
 func (usdtProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
 	target, provider, name := ap.Target, ap.NS, ap.Func

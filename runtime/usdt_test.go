@@ -141,7 +141,7 @@ func TestUSDTAttach(t *testing.T) {
 	const n = 321
 	h := testkit.StartHelper(t, "usdt", strconv.Itoa(n))
 	usdt := func(name string) *lang.AttachPoint {
-		return &lang.AttachPoint{Raw: "usdt:" + bin + ":gotrace:" + name, Provider: "usdt", Target: bin, NS: "gotrace", Func: name}
+		return &lang.AttachPoint{Raw: "usdt:" + bin + ":gotrace:" + name, Provider: lang.ProbeUSDT, Target: bin, NS: "gotrace", Func: name}
 	}
 	mk := func(name string, insns asm.Instructions, ap *lang.AttachPoint) *compiler.Program {
 		return &compiler.Program{Name: name, Type: ebpf.Kprobe, Attach: []*lang.AttachPoint{ap}, Insns: insns}

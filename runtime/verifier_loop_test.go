@@ -16,7 +16,7 @@ import (
 // iteration by iteration, each instruction placed in the script's while.
 func loopSpec(text string, n int32, body, cond string) *compiler.Spec {
 	return &compiler.Spec{Source: &lang.Source{Name: "stdin", Text: text}, Programs: []*compiler.Program{{
-		Name: "BEGIN", Type: ebpf.RawTracepoint, Attach: []*lang.AttachPoint{{Provider: "BEGIN"}},
+		Name: "BEGIN", Type: ebpf.RawTracepoint, Attach: []*lang.AttachPoint{{Provider: lang.ProbeBegin}},
 		Insns: asm.Instructions{
 			asm.Mov.Imm(asm.R1, 0).WithSource(asm.Comment("1:9-15")),
 			asm.Add.Imm(asm.R1, 1).WithSymbol("loop").WithSource(asm.Comment(body)),

@@ -429,7 +429,7 @@ func genFormatEvent(kind EventKind) GenFunc {
 		if !ok {
 			return fmt.Errorf("%s() format must be a string literal", c.Name)
 		}
-		if kind == EvPrintf && g.AttachPoint().Provider == "iter" && seqClause(c.Probe) {
+		if kind == EvPrintf && g.AttachPoint().Provider == lang.ProbeIter && seqClause(c.Probe) {
 			return genSeqPrintf(g, c, format) // table_v026.go
 		}
 		_, err := g.Event(kind, format, "", c.Args[1:])
@@ -952,7 +952,7 @@ func seqClause(p *lang.Probe) bool {
 		return false
 	}
 	for _, ap := range p.Attach {
-		if ap.Provider != "iter" {
+		if ap.Provider != lang.ProbeIter {
 			return false
 		}
 	}
@@ -1022,7 +1022,7 @@ func genSeqPrintf(g Gen, c *Call, format string) error {
 // (bpf_d_path takes no other), NULL-checked (an empty path), then the
 // member's address. ok is false for any other argument.
 func genIterPath(g Gen, c *Call, size int) (ok bool, err error) {
-	if g.AttachPoint().Provider != "iter" {
+	if g.AttachPoint().Provider != lang.ProbeIter {
 		return false, nil
 	}
 	outer, isField := c.Args[0].(*lang.FieldExpr)

@@ -368,7 +368,7 @@ func genUaddr(g Gen, c *Call) error {
 	if err != nil {
 		return &UserError{Msg: fmt.Sprintf("Could not resolve symbol: %s:%s", bin, name)}
 	}
-	if isDynELF(bin) && ap.Provider == "uprobe" && !ap.Wildcard && !ap.HasAddr && ap.Func != "" {
+	if isDynELF(bin) && ap.Provider == lang.ProbeUprobe && !ap.Wildcard && !ap.HasAddr && ap.Func != "" {
 		// A position-independent executable or a library is loaded at
 		// an address of the kernel's choosing: the symbol is where the
 		// probed function is (the saved instruction pointer, a uprobe's

@@ -136,17 +136,7 @@ func taskRows() []*Builtin {
 }
 
 // ProbeType is bpftrace 0.26's name of a provider's probe type.
-func ProbeType(provider string) string {
-	switch provider {
-	case "BEGIN", "END", "self":
-		return "special"
-	case "kfunc":
-		return "fentry"
-	case "kretfunc":
-		return "fexit"
-	}
-	return provider
-}
+func ProbeType(provider lang.ProbeKind) string { return provider.Type().Probetype }
 
 // genLen is len(@m) (the map's element count) or len(kstack|ustack)
 // (the stack's frame count).
@@ -293,8 +283,7 @@ func genTask(name string) GenFunc {
 // uprobe-triggered ones); elsewhere the saved registers' privilege level
 // (x86-64: cs & 3 == 3; arm64: pstate's mode bits, EL0 == 0).
 func genUsermode(g Gen, c *Call) error {
-	switch g.AttachPoint().Provider {
-	case "BEGIN", "END", "self":
+	if g.AttachPoint().Provider.Type().Special() {
 		g.Emit(asm.Mov.Imm(asm.R0, 1))
 		g.SetResult(asm.R0)
 		return nil

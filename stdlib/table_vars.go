@@ -7,6 +7,7 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 
+	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 )
 
@@ -282,18 +283,18 @@ func genArg(g Gen, c *Call) error {
 	if err != nil {
 		return err
 	}
-	switch p := g.AttachPoint().Provider; p {
-	case "usdt":
+	switch p := g.AttachPoint().Provider; p.Type().ArgN {
+	case lang.ArgNUSDT:
 		if err := genUSDTArg(g, c.Name, n); err != nil {
 			return err
 		}
-	case "kprobe", "kretprobe", "uprobe", "uretprobe":
+	case lang.ArgNRegs:
 		if n >= len(regsArgs) {
 			return fmt.Errorf("%s: x86-64 passes only 6 arguments in registers", c.Name)
 		}
 		g.LoadCtx(asm.R1)
 		g.Emit(asm.LoadMem(asm.R0, asm.R1, regsArgs[n], asm.DWord))
-	case "rawtracepoint", "kfunc", "kretfunc":
+	case lang.ArgNArray:
 		g.LoadCtx(asm.R1)
 		g.Emit(asm.LoadMem(asm.R0, asm.R1, int16(8*n), asm.DWord))
 	default:
@@ -311,8 +312,7 @@ func genSarg(g Gen, c *Call) error {
 		return err
 	}
 	fn := asm.FnProbeReadKernel
-	switch g.AttachPoint().Provider {
-	case "uprobe", "uretprobe":
+	if g.AttachPoint().Provider.Type().UserMem {
 		fn = asm.FnProbeReadUser
 	}
 	tmp, err := g.StackTemp(8)
@@ -329,11 +329,11 @@ func genSarg(g Gen, c *Call) error {
 }
 
 func genRetval(g Gen, c *Call) error {
-	switch p := g.AttachPoint().Provider; p {
-	case "kretprobe", "uretprobe":
+	switch p := g.AttachPoint().Provider; p.Type().Retval {
+	case lang.RetvalRegs:
 		g.LoadCtx(asm.R1)
 		g.Emit(asm.LoadMem(asm.R0, asm.R1, regsAX, asm.DWord))
-	case "kretfunc":
+	case lang.RetvalArray:
 		n := g.ArgsCount()
 		if n < 0 {
 			return fmt.Errorf("retval: the function's arguments are unknown")
@@ -348,16 +348,16 @@ func genRetval(g Gen, c *Call) error {
 }
 
 func genFunc(g Gen, c *Call) error {
-	switch p := g.AttachPoint().Provider; p {
-	case "kprobe", "kretprobe":
+	switch p := g.AttachPoint().Provider; p.Type().Func {
+	case lang.FuncIP:
 		g.LoadCtx(asm.R1)
 		g.Emit(asm.LoadMem(asm.R0, asm.R1, regsIP, asm.DWord))
 		g.SetResult(asm.R0)
-	case "kfunc", "kretfunc":
+	case lang.FuncHelper:
 		g.LoadCtx(asm.R1)
 		g.Emit(asm.FnGetFuncIp.Call())
 		g.SetResult(asm.R0)
-	case "uprobe", "uretprobe":
+	case lang.FuncUser:
 		// Usym: [0:8] address, [8:16] pid.
 		g.Emit(asm.FnGetCurrentPidTgid.Call(), asm.RSh.Imm(asm.R0, 32), asm.Mov.Reg(asm.R5, asm.R0))
 		g.LoadCtx(asm.R1)
@@ -379,7 +379,7 @@ func iterCtx(c Checker, call *Call) *types.Type {
 	}
 	name := ""
 	for _, ap := range call.Probe.Attach {
-		if ap.Provider != "iter" {
+		if ap.Provider != lang.ProbeIter {
 			return nil
 		}
 		if name != "" && ap.Func != name {

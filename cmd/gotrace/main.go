@@ -132,9 +132,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if c.mode == "format" {
 		return formatScript(c, src, stdout, stderr)
 	}
-	if c.mode != "" && c.mode != "bench" {
-		// bpftrace 0.26's other developer modes (test: probes, formatting,
-		// compiler benchmarks): not in gotrace yet.
+	if c.mode != "" && c.mode != "bench" && c.mode != "test" {
+		// bpftrace 0.26's other developer mode (compiler benchmarks): not
+		// in gotrace yet.
 		fmt.Fprintf(stderr, "ERROR: --mode %s is not supported by gotrace\n", c.mode)
 		return 1
 	}

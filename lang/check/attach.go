@@ -12,7 +12,7 @@ func substituteAttachParams(prog *lang.Program, params []string) []lang.Diagnost
 	var errs []lang.Diagnostic
 	for _, p := range prog.Probes {
 		for _, ap := range p.Attach {
-			if ap.Provider != "" || !lang.HasParams(ap.Raw) {
+			if ap.Provider != lang.ProbeNone || !lang.HasParams(ap.Raw) {
 				continue
 			}
 			nap, err := lang.ParseAttachPoint(lang.SubstituteParams(ap.Raw, params), ap.Span())

@@ -24,7 +24,7 @@ func TestAttachParams(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.src, err)
 		}
-		if ap := prog.Probes[0].Attach[0]; ap.Provider != "" {
+		if ap := prog.Probes[0].Attach[0]; ap.Provider != lang.ProbeNone {
 			t.Errorf("%s: the parser resolved the attach point before the parameters were known: %+v", c.src, ap)
 		}
 		_, err = Check(prog, Options{Resolver: fakeResolver{}, Params: c.params})
@@ -33,7 +33,7 @@ func TestAttachParams(t *testing.T) {
 			got = strings.SplitN(err.Error(), "\n", 2)[0]
 		} else {
 			ap := prog.Probes[0].Attach[0]
-			got = ap.Provider + "/" + ap.Target + "/" + ap.Func
+			got = ap.Provider.String() + "/" + ap.Target + "/" + ap.Func
 			if strings.Contains(ap.Raw, "$") {
 				t.Errorf("%s: Raw %q not substituted", c.src, ap.Raw)
 			}

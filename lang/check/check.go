@@ -101,7 +101,8 @@ type checker struct {
 
 	// The clause being checked.
 	probe     *lang.Probe
-	providers []string
+	providers []string         // the clause's probe types, by name (stdlib.Checker)
+	kinds     []lang.ProbeKind // the same
 	vars      map[string]*lang.VarInfo
 	scopes    []map[string]*lang.VarInfo
 	loops     int

@@ -197,8 +197,8 @@ func (c *checker) ProbeArgs(n lang.Node) *types.Type {
 	}
 	var rec *types.Type
 	var err error
-	switch ap.Provider {
-	case "tracepoint":
+	switch ap.Provider.Type().Args {
+	case lang.ArgsFormat:
 		if ap.Wildcard {
 			matches, merr := c.opts.Resolver.TracepointMatches(ap.Target, ap.Func)
 			if merr == nil && len(matches) > 0 {
@@ -213,11 +213,11 @@ func (c *checker) ProbeArgs(n lang.Node) *types.Type {
 			}
 		}
 		rec, err = c.opts.Resolver.Tracepoint(ap.Target, ap.Func)
-	case "rawtracepoint":
+	case lang.ArgsRawTracepoint:
 		rec, err = c.opts.Resolver.RawTracepoint(ap.Func)
-	case "kfunc", "kretfunc":
+	case lang.ArgsBTF:
 		rec, _, err = c.opts.Resolver.Func(ap.Func)
-	case "uprobe", "uretprobe":
+	case lang.ArgsDWARF:
 		rec, err = c.opts.Resolver.UprobeArgs(ap.Target, ap.Func)
 	}
 	if err != nil || rec == nil {
@@ -236,7 +236,7 @@ func (c *checker) ProbeArgs(n lang.Node) *types.Type {
 // read through a field or `*`; a uprobe's used whole is the record itself
 // in bpftrace 0.26 (the compiler builds it from the argument registers).
 func (c *checker) argsUse(n lang.Node) *types.Type {
-	if !c.argsBases[n] && c.opts.Compat.ArgsValue() && len(c.probe.Attach) > 0 && c.probe.Attach[0].Provider == "uprobe" {
+	if !c.argsBases[n] && c.opts.Compat.ArgsValue() && len(c.probe.Attach) > 0 && c.probe.Attach[0].Provider == lang.ProbeUprobe {
 		return c.argsType.Elem
 	}
 	return c.argsType
@@ -253,7 +253,7 @@ func (c *checker) ProbeRetval(n lang.Node) *types.Type {
 	c.retDone = true
 	// The retval row's Probes refused other providers (checkProbes).
 	c.retType = types.U64
-	if c.probe != nil && len(c.probe.Attach) > 0 && c.probe.Attach[0].Provider == "kretfunc" && c.opts.Resolver != nil {
+	if c.probe != nil && len(c.probe.Attach) > 0 && c.probe.Attach[0].Provider == lang.ProbeKretfunc && c.opts.Resolver != nil {
 		_, ret, err := c.opts.Resolver.Func(c.probe.Attach[0].Func)
 		if err != nil {
 			c.errAt(n.Span(), err.Error(), "Can not resolve the return type of %s", c.probe.Attach[0].Raw)

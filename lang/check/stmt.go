@@ -12,13 +12,9 @@ import (
 // exhaust the stack.
 const maxDepth = 1000
 
-var knownProviders = []string{"BEGIN", "END", "tracepoint", "rawtracepoint", "kprobe", "kretprobe",
-	"uprobe", "uretprobe", "usdt", "kfunc", "kretfunc", "profile", "interval", "software",
-	"hardware", "watchpoint", "asyncwatchpoint", "iter", "bench", "test", "self"}
-
 func (c *checker) checkProbe(p *lang.Probe) {
 	c.probe = p
-	c.providers = c.providers[:0]
+	c.providers, c.kinds = c.providers[:0], c.kinds[:0]
 	c.vars = map[string]*lang.VarInfo{}
 	c.scopes = nil
 	c.loops = 0
@@ -38,24 +34,22 @@ func (c *checker) checkProbe(p *lang.Probe) {
 	c.retDone, c.retType = false, nil
 	clear(c.probeRefused)
 	p.Vars = nil
-	seen := map[string]bool{}
+	seen := map[lang.ProbeKind]bool{}
 	for _, ap := range p.Attach {
-		if ap.Provider == "" && lang.HasParams(ap.Raw) {
-			continue // its substitution failed, reported by substituteAttachParams
-		}
-		known := false
-		for _, k := range knownProviders {
-			if ap.Provider == k {
-				known = true
+		if ap.Provider == lang.ProbeNone {
+			if !lang.HasParams(ap.Raw) {
+				c.errorf(ap, "Invalid probe type: %s", ap.Raw)
 			}
+			continue // a failed substitution is reported by substituteAttachParams
 		}
-		if !known {
-			c.errHint(ap.Span(), func() string { return lang.Suggest(ap.Provider, knownProviders) }, "Invalid probe type: %s", ap.Provider)
+		if why := ap.Provider.Type().Refused; why != "" {
+			c.errAt(ap.Span(), "", "%s", why)
 			continue
 		}
 		if !seen[ap.Provider] {
 			seen[ap.Provider] = true
-			c.providers = append(c.providers, ap.Provider)
+			c.kinds = append(c.kinds, ap.Provider)
+			c.providers = append(c.providers, ap.Provider.String())
 		}
 	}
 	if p.Pred != nil {

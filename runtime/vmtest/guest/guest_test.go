@@ -198,7 +198,7 @@ func TestProbeTypes(t *testing.T) {
 			goruntime.LockOSThread()
 			defer goruntime.UnlockOSThread()
 			tid := unix.Gettid()
-			ap := &lang.AttachPoint{Raw: tc.provider + ":" + target, Provider: tc.provider, Func: target}
+			ap := &lang.AttachPoint{Raw: tc.provider + ":" + target, Provider: lang.ProbeKindNamed(tc.provider), Func: target}
 			p := &compiler.Program{Name: "p_" + tc.provider, Type: tc.typ, AttachType: tc.at, Attach: []*lang.AttachPoint{ap}, Insns: countProgram(tid, tc.retOff)}
 			if tc.typ == ebpf.Tracing {
 				p.AttachTo = target

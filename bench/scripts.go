@@ -19,6 +19,14 @@ type Script struct {
 	// Env is added to the tool's environment (map and probe limits of
 	// the scale curves).
 	Env []string
+	// PerTool, when set, gives a tool's extra command-line arguments
+	// (before -e) and its script text in place of Text (the metrics
+	// curve: gotrace --metrics, bpftrace a print(@) the harness triggers).
+	PerTool func(tool string) (args []string, text string)
+	// During, when set, runs after the workload and before SIGINT with
+	// the tracer's pid and a reader of the "@[" lines received so far; it
+	// fills in the sample's scrape fields.
+	During func(tool string, pid int, mapLines func() int64, s *Sample) error
 }
 
 func allScripts(w map[string]*Workload) []*Script {

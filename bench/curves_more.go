@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -188,12 +189,12 @@ func triggerPrints(pid, n int, mapLines func() int64, s *Sample) error {
 }
 
 // printfLossCurve: printf("E %d\n", tid) for every getpid of a paced
-// helper making R calls a second for dur (R/1000 calls each millisecond,
-// then sleeping to the next millisecond; past the rate it can make it
-// runs flat out). Delivered is the E lines received, lost the calls made
+// helper making R calls a second for dur, in one process per CPU (each
+// pinned to its CPU, R/1000/CPUs calls each millisecond, then sleeping to
+// the next millisecond; past the rate it can make it runs flat out). Delivered is the E lines received, lost the calls made
 // less those, beside the sum of the tool's own "Lost N events" lines.
 func printfLossCurve(tmp string, smoke bool) *Curve {
-	dur := time.Second
+	dur, workers := time.Second, runtime.NumCPU()
 	if smoke {
 		dur = 100 * time.Millisecond
 	}
@@ -212,8 +213,8 @@ func printfLossCurve(tmp string, smoke bool) *Curve {
 		if n >= 10_000_000 {
 			ops = int64(3_000_000 * dur.Seconds()) // flat out: as many as at 3 M/s
 		}
-		w := &Workload{Name: "paced", Path: bin, Args: []string{fmt.Sprint(n), fmt.Sprint(ops)}, Ops: ops}
-		return &Script{Workload: w, Printf: true,
+		w := &Workload{Name: "paced", Path: bin, Args: []string{fmt.Sprint(n), fmt.Sprint(ops), fmt.Sprint(workers)}, Ops: ops}
+		return &Script{Workload: w, Printf: true, AnyTID: true,
 			Text: fmt.Sprintf(`tracepoint:syscalls:sys_enter_getpid /comm == "%s"/ { printf("E %%d\n", tid); }`, w.Comm())}, nil
 	}
 	return c
@@ -248,9 +249,11 @@ func lossOnset(c *Curve, tools []string) []string {
 	return out
 }
 
-// pacedGetpid builds (once) gtb_paced RATE N: N getpid calls at RATE a
-// second, RATE/1000 in each millisecond (absolute clock_nanosleep to the
-// next), printing loop_ns with GT_TIME set.
+// pacedGetpid builds (once) gtb_paced RATE N W: N getpid calls at RATE a
+// second, shared by W child processes pinned to CPUs 0..W-1, each making
+// its share of RATE/1000 in each millisecond (absolute clock_nanosleep to
+// the next); it prints the wall time of all of them as loop_ns with
+// GT_TIME set.
 func pacedGetpid(tmp string) (string, error) {
 	bin := filepath.Join(tmp, commPrefix+"paced")
 	if _, err := os.Stat(bin); err == nil {
@@ -258,27 +261,44 @@ func pacedGetpid(tmp string) (string, error) {
 	}
 	src := bin + ".c"
 	const text = `#define _GNU_SOURCE
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
-int main(int argc, char **argv) {
-  if (argc != 3) return 2;
-  long long rate = atoll(argv[1]), n = atoll(argv[2]), per = rate / 1000;
+#include <sys/wait.h>
+static void work(long long rate, long long n) {
+  long long per = rate / 1000;
   if (per < 1) per = 1;
-  struct timespec a, z, next;
-  clock_gettime(CLOCK_MONOTONIC, &a);
-  next = a;
+  struct timespec next;
+  clock_gettime(CLOCK_MONOTONIC, &next);
   for (long long done = 0; done < n;) {
     for (long long i = 0; i < per && done < n; i++, done++) syscall(SYS_getpid);
     next.tv_nsec += 1000000;
     if (next.tv_nsec >= 1000000000) { next.tv_nsec -= 1000000000; next.tv_sec++; }
     clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
   }
+}
+int main(int argc, char **argv) {
+  if (argc != 4) return 2;
+  long long rate = atoll(argv[1]), n = atoll(argv[2]);
+  int w = atoi(argv[3]), ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  struct timespec a, z;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  for (int k = 0; k < w; k++) {
+    if (fork() == 0) {
+      cpu_set_t set; CPU_ZERO(&set); CPU_SET(k % ncpu, &set);
+      sched_setaffinity(0, sizeof set, &set);
+      work(rate / w, n / w + (k < n % w));
+      _exit(0);
+    }
+  }
+  int st, bad = 0;
+  while (wait(&st) > 0) bad |= !WIFEXITED(st) || WEXITSTATUS(st);
   clock_gettime(CLOCK_MONOTONIC, &z);
   if (getenv("GT_TIME")) fprintf(stderr, "loop_ns %lld\n", (long long)(z.tv_sec - a.tv_sec) * 1000000000LL + (z.tv_nsec - a.tv_nsec));
-  return 0;
+  return bad;
 }
 `
 	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {

@@ -279,6 +279,9 @@ func runOnce(tool *Tool, sc *Script) Sample {
 	s.MapLines = mapLines.Load()
 	tidMu.Lock()
 	s.Delivered = byTID[int64(wpid)]
+	if sc.AnyTID {
+		s.Delivered = delivered.Load()
+	}
 	tidMu.Unlock()
 	for _, m := range lostRe.FindAllStringSubmatch(output(), -1) {
 		n, _ := strconv.ParseInt(m[1], 10, 64)

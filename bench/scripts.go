@@ -13,6 +13,10 @@ type Script struct {
 	// Printf scripts print one line "E <tid>" per event: delivered events
 	// are the lines with the workload's tid, generated ones Workload.Ops.
 	Printf bool
+	// AnyTID: every "E" line is delivered, whatever tid it names (a
+	// workload of several processes; the script's comm filter keeps
+	// others out).
+	AnyTID bool
 	// SelfExit scripts end by themselves (BEGIN { exit(); }): measured as
 	// wall time from start to exit.
 	SelfExit bool

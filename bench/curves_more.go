@@ -199,7 +199,7 @@ func printfLossCurve(tmp string, smoke bool) *Curve {
 		dur = 100 * time.Millisecond
 	}
 	c := &Curve{Name: "printf-loss", What: "events/s asked",
-		Sizes:   []int{10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000},
+		Sizes:   []int{10_000, 30_000, 100_000, 300_000, 500_000, 1_000_000, 3_000_000, 10_000_000},
 		Labels:  map[int]string{10_000_000: "10000000 (flat out)"},
 		metrics: []curveMetric{cmOffered, cmDelivered, cmLost, cmLostMsg, cmRSS},
 		summary: lossOnset,

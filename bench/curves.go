@@ -36,6 +36,9 @@ type Curve struct {
 	// longer than refBudget (a note says so).
 	Points []*CurvePoint
 	Notes  []string `json:",omitempty"`
+	// summary, when set, adds lines under the curve (printf-loss: the
+	// rate at which loss begins, per tool).
+	summary func(c *Curve, tools []string) []string
 }
 
 // CurvePoint is one size of a curve.
@@ -50,15 +53,17 @@ type curveMetric struct {
 	name string
 	get  func(Sample) float64
 	fmt  string
+	// noGrowth: no growth line (counts, rates: not costs).
+	noGrowth bool
 }
 
 var (
-	cmStartup = curveMetric{"start-up to attached ms", func(s Sample) float64 { return s.StartupMs }, "%.0f"}
-	cmWall    = curveMetric{"start to exit ms", func(s Sample) float64 { return s.StartupMs }, "%.0f"}
-	cmExit    = curveMetric{"Ctrl-C to exit ms", func(s Sample) float64 { return s.ExitMs }, "%.0f"}
-	cmDetach  = curveMetric{"Ctrl-C to detached ms", func(s Sample) float64 { return s.ExitMs + s.DetachBgMs }, "%.0f"}
-	cmRSS     = curveMetric{"peak RSS MiB", func(s Sample) float64 { return float64(s.RSSKiB) / 1024 }, "%.1f"}
-	cmKeys    = curveMetric{"keys printed", func(s Sample) float64 { return float64(s.MapLines) }, "%.0f"}
+	cmStartup = curveMetric{"start-up to attached ms", func(s Sample) float64 { return s.StartupMs }, "%.0f", false}
+	cmWall    = curveMetric{"start to exit ms", func(s Sample) float64 { return s.StartupMs }, "%.0f", false}
+	cmExit    = curveMetric{"Ctrl-C to exit ms", func(s Sample) float64 { return s.ExitMs }, "%.0f", false}
+	cmDetach  = curveMetric{"Ctrl-C to detached ms", func(s Sample) float64 { return s.ExitMs + s.DetachBgMs }, "%.0f", false}
+	cmRSS     = curveMetric{"peak RSS MiB", func(s Sample) float64 { return float64(s.RSSKiB) / 1024 }, "%.1f", false}
+	cmKeys    = curveMetric{"keys printed", func(s Sample) float64 { return float64(s.MapLines) }, "%.0f", false}
 )
 
 // refBudget: a bpftrace run longer than this at one size is not repeated
@@ -178,6 +183,7 @@ func buildCurves(root, tmp string, wls map[string]*Workload, smoke bool) ([]*Cur
 				return &Script{Env: probesEnv(n), Text: b.String()}, nil
 			}},
 	}
+	curves = append(curves, metricsCurve(getpid, keysEnv), printfLossCurve(tmp, smoke))
 	for _, c := range curves {
 		if smoke {
 			c.Sizes = c.Sizes[:2]
@@ -389,7 +395,7 @@ func printCurves(w io.Writer, curves []*Curve, a, b string) {
 		}
 		tw.Flush()
 		for _, m := range c.metrics {
-			if m.name == cmRSS.name || m.name == cmKeys.name {
+			if m.noGrowth || m.name == cmRSS.name || m.name == cmKeys.name {
 				continue
 			}
 			var parts []string
@@ -400,6 +406,11 @@ func printCurves(w io.Writer, curves []*Curve, a, b string) {
 			}
 			if len(parts) > 0 {
 				fmt.Fprintf(w, "  growth of %s: %s\n", m.name, strings.Join(parts, "; "))
+			}
+		}
+		if c.summary != nil {
+			for _, l := range c.summary(c, []string{a, b}) {
+				fmt.Fprintf(w, "  %s\n", l)
 			}
 		}
 		for _, n := range dedup(c.Notes) {

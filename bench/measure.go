@@ -49,6 +49,13 @@ type Sample struct {
 	Delivered  int64 // printf lines received
 	MapLines   int64 `json:",omitempty"` // output lines "@[...": map entries printed
 	LostMsg    int64 // events the tool itself reported lost
+	Generated  int64 `json:",omitempty"` // events the workload made (its Ops)
+	// The metrics curve: a scrape of gotrace's --metrics endpoint, or
+	// bpftrace's print(@) of the same map, the harness triggering it.
+	ScrapeMs    float64 `json:",omitempty"` // median wall time of one scrape or print
+	ScrapeCPUMs float64 `json:",omitempty"` // tracer CPU (all threads) per scrape or print
+	ScrapeKeys  int64   `json:",omitempty"` // keys in the last scrape or print
+	Scrapes     int     `json:",omitempty"`
 }
 
 var lostRe = regexp.MustCompile(`Lost (\d+) events`)
@@ -57,22 +64,26 @@ var lostRe = regexp.MustCompile(`Lost (\d+) events`)
 // stop with SIGINT, and measure.
 func runOnce(tool *Tool, sc *Script) Sample {
 	var s Sample
-	cmd := exec.Command(tool.Path, "-e", sc.Text)
-	if len(sc.Text) > 64<<10 {
+	text, args := sc.Text, []string(nil)
+	if sc.PerTool != nil {
+		args, text = sc.PerTool(tool.Name)
+	}
+	cmd := exec.Command(tool.Path, append(args, "-e", text)...)
+	if len(text) > 64<<10 {
 		// Past the kernel's 128 KiB limit of one argument: a script file.
 		f, err := os.CreateTemp("", "gotrace-bench-*.bt")
 		if err != nil {
 			return fail(s, err)
 		}
 		defer os.Remove(f.Name())
-		_, err = f.WriteString(sc.Text)
+		_, err = f.WriteString(text)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
 			return fail(s, err)
 		}
-		cmd = exec.Command(tool.Path, f.Name())
+		cmd = exec.Command(tool.Path, append(args, f.Name())...)
 	}
 	cmd.Env = append(os.Environ(), notifyAttached+"=1")
 	if tool.Floor {
@@ -198,7 +209,7 @@ func runOnce(tool *Tool, sc *Script) Sample {
 		if err != nil {
 			return fail(s, err)
 		}
-		s.LoopNs, wpid = loop.Nanoseconds(), pid
+		s.LoopNs, wpid, s.Generated = loop.Nanoseconds(), pid, w.Ops
 	}
 	after := progStats(progs)
 	var runs uint64
@@ -232,6 +243,11 @@ func runOnce(tool *Tool, sc *Script) Sample {
 			last = n
 		}
 	}
+	if sc.During != nil {
+		if err := sc.During(tool.Name, pid, mapLines.Load, &s); err != nil {
+			return fail(s, err)
+		}
+	}
 
 	stop := time.Now()
 	cmd.Process.Signal(syscall.SIGINT)
@@ -263,6 +279,9 @@ func runOnce(tool *Tool, sc *Script) Sample {
 	s.MapLines = mapLines.Load()
 	tidMu.Lock()
 	s.Delivered = byTID[int64(wpid)]
+	if sc.AnyTID {
+		s.Delivered = delivered.Load()
+	}
 	tidMu.Unlock()
 	for _, m := range lostRe.FindAllStringSubmatch(output(), -1) {
 		n, _ := strconv.ParseInt(m[1], 10, 64)

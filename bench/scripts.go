@@ -13,12 +13,24 @@ type Script struct {
 	// Printf scripts print one line "E <tid>" per event: delivered events
 	// are the lines with the workload's tid, generated ones Workload.Ops.
 	Printf bool
+	// AnyTID: every "E" line is delivered, whatever tid it names (a
+	// workload of several processes; the script's comm filter keeps
+	// others out).
+	AnyTID bool
 	// SelfExit scripts end by themselves (BEGIN { exit(); }): measured as
 	// wall time from start to exit.
 	SelfExit bool
 	// Env is added to the tool's environment (map and probe limits of
 	// the scale curves).
 	Env []string
+	// PerTool, when set, gives a tool's extra command-line arguments
+	// (before -e) and its script text in place of Text (the metrics
+	// curve: gotrace --metrics, bpftrace a print(@) the harness triggers).
+	PerTool func(tool string) (args []string, text string)
+	// During, when set, runs after the workload and before SIGINT with
+	// the tracer's pid and a reader of the "@[" lines received so far; it
+	// fills in the sample's scrape fields.
+	During func(tool string, pid int, mapLines func() int64, s *Sample) error
 }
 
 func allScripts(w map[string]*Workload) []*Script {

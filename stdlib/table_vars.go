@@ -85,7 +85,7 @@ func varRows() []*Builtin {
 			Doc:    "return value of a kretprobe/uretprobe/kretfunc",
 			ProbeError: func(_ Checker, _ *Call, p string) string {
 				msg := "The retval builtin can only be used with 'kretprobe' and 'uretprobe' and 'kfunc' probes"
-				if p == "tracepoint" {
+				if lang.ProbeKindNamed(p) == lang.ProbeTracepoint {
 					msg += " (try to use args->ret instead)"
 				}
 				return msg
@@ -97,9 +97,8 @@ func varRows() []*Builtin {
 			Probes: []string{"tracepoint", "rawtracepoint", "kfunc", "kretfunc", "uprobe", "uretprobe"},
 			Doc:    "the probe's typed arguments (tracepoint fields, kfunc/uprobe parameters)",
 			ProbeError: func(_ Checker, _ *Call, p string) string {
-				switch p {
-				case "BEGIN", "END", "self":
-					p = "special" // bpftrace 0.17's name in context messages
+				if t := lang.ProbeKindNamed(p).Type(); t.Probetype == "special" {
+					p = t.Probetype // bpftrace 0.17's name in context messages (BEGIN, END, self)
 				}
 				return "The args builtin can only be used with tracepoint/kfunc/uprobeprobes (" + p + " used here)"
 			},
@@ -116,7 +115,7 @@ func varRows() []*Builtin {
 			Check: func(c Checker, call *Call) *types.Type {
 				user := false
 				for _, p := range c.Providers() {
-					if p == "uprobe" || p == "uretprobe" {
+					if lang.ProbeKindNamed(p).Type().Func == lang.FuncUser {
 						user = true
 					}
 				}

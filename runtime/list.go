@@ -364,9 +364,9 @@ func listPIDUprobes(w io.Writer, o ListOptions) error {
 	if fn == "" {
 		fn = "*"
 	}
-	paths, err := mappedExecutables(o.PID)
+	paths, err := ktypes.MappedExecutables(o.PID)
 	if err != nil {
-		return err
+		return fmt.Errorf("process %d: %w", o.PID, err)
 	}
 	for _, path := range paths {
 		if !glob(targetPat, path) && !glob(targetPat, filepath.Base(path)) {
@@ -377,28 +377,6 @@ func listPIDUprobes(w io.Writer, o ListOptions) error {
 		_ = listUprobeFuncs(bw, prov, ktypes.MappedPath(o.PID, path), path, fn, o.Verbose)
 	}
 	return nil
-}
-
-// mappedExecutables returns the files the process maps executable, in
-// /proc/PID/maps order, each once.
-func mappedExecutables(pid int) ([]string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
-	if err != nil {
-		return nil, fmt.Errorf("process %d: %w", pid, err)
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 6 || !strings.Contains(f[1], "x") || !strings.HasPrefix(f[5], "/") || len(f) > 6 {
-			continue // anonymous, not executable, or "(deleted)"
-		}
-		if !seen[f[5]] {
-			seen[f[5]] = true
-			out = append(out, f[5])
-		}
-	}
-	return out, nil
 }
 
 // checkSearchChars rejects characters no probe name contains, as bpftrace

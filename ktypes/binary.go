@@ -321,6 +321,29 @@ func MappedPath(pid int, path string) string {
 	return path
 }
 
+// MappedExecutables returns the regular files the process maps
+// executable, in /proc/PID/maps order, each once: not anonymous mappings,
+// nor files deleted since ("PATH (deleted)"). The error is /proc's.
+func MappedExecutables(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || !strings.Contains(f[1], "x") || !strings.HasPrefix(f[5], "/") || len(f) > 6 {
+			continue // anonymous, not executable, or "(deleted)"
+		}
+		if !seen[f[5]] {
+			seen[f[5]] = true
+			out = append(out, f[5])
+		}
+	}
+	return out, nil
+}
+
 // Glob reports whether name matches pattern with bpftrace's wildcards:
 // '*' any run, '?' one character, '{a,b}' alternatives.
 func Glob(pattern, name string) bool {

@@ -83,7 +83,7 @@ func ParseKallsyms(data []byte) *Kallsyms {
 		} else {
 			end += i
 		}
-		if e, ok := parseKallsymsLine(data, i, end); ok {
+		if e, ok := parseKallsymsLine(data, i, end); ok && e.addr != 0 {
 			k.all = append(k.all, e)
 			if !isDataType(e.typ) {
 				if e.addr < last {
@@ -132,6 +132,9 @@ func sortKents(es []kent) []kent {
 	return append(out, tail...)
 }
 
+// parseKallsymsLine reads the line data[i:end]; a zero address (hidden by
+// kptr_restrict) is read as 0, for the callers that resolve addresses to
+// skip.
 func parseKallsymsLine(data []byte, i, end int) (kent, bool) {
 	var addr uint64
 	j := i
@@ -152,7 +155,7 @@ func parseKallsymsLine(data []byte, i, end int) (kent, bool) {
 	}
 hexDone:
 	// "ADDR T NAME": j at the space after the address.
-	if j == i || j+3 >= end || data[j] != ' ' || data[j+2] != ' ' || addr == 0 {
+	if j == i || j+3 >= end || data[j] != ' ' || data[j+2] != ' ' {
 		return kent{}, false
 	}
 	typ := data[j+1]
@@ -242,6 +245,39 @@ func (k *Kallsyms) Addr(name string) (uint64, bool) {
 	return 0, false
 }
 
+// KallsymsText calls fn with the name and module ("" for the core kernel)
+// of every text symbol (type t or T) in kallsyms text read from r, in file
+// order, whatever its address: the names of a kernel function listing
+// (kptr_restrict zeroes the addresses of a reader without CAP_SYSLOG, not
+// the names, so ParseKallsyms's index, which skips zero addresses, would
+// be empty).
+func KallsymsText(r io.Reader, fn func(name, module string)) error {
+	br := bufio.NewReaderSize(r, 256<<10)
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// A line longer than the buffer is not kallsyms: skip it.
+			for err == bufio.ErrBufferFull {
+				_, err = br.ReadSlice('\n')
+			}
+			continue
+		}
+		end := len(line)
+		if end > 0 && line[end-1] == '\n' {
+			end--
+		}
+		if e, ok := parseKallsymsLine(line, 0, end); ok && (e.typ == 't' || e.typ == 'T') {
+			fn(string(line[e.name:e.name+uint32(e.nlen)]), string(line[e.mod:e.mod+uint32(e.mlen)]))
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("kernel symbols: %w", err)
+		}
+	}
+}
+
 // KernelSym is one address resolved by ResolveKallsyms.
 type KernelSym struct {
 	Base         uint64 // the symbol's address
@@ -301,7 +337,7 @@ func ResolveKallsyms(r io.Reader, addrs []uint64) (map[uint64]KernelSym, error) 
 			if line[end-1] == '\n' {
 				end--
 			}
-			if e, ok := parseKallsymsLine(line, 0, end); ok && !isDataType(e.typ) {
+			if e, ok := parseKallsymsLine(line, 0, end); ok && e.addr != 0 && !isDataType(e.typ) {
 				name := line[e.name : e.name+uint32(e.nlen)]
 				mod := line[e.mod : e.mod+uint32(e.mlen)]
 				switch {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -142,5 +143,33 @@ func compare(t *testing.T, text []byte, addrs []uint64) {
 		if ok != gok || (ok && (g.Name != name || a-g.Base != off || g.Module != mod)) {
 			t.Errorf("%#x: stream %q+%d [%s] %v, index %q+%d [%s] %v", a, g.Name, a-g.Base, g.Module, gok, name, off, mod, ok)
 		}
+	}
+}
+
+// TestKallsymsText: the text symbols' names and modules in file order,
+// zero (kptr_restrict) addresses included, data symbols and malformed
+// lines left out.
+func TestKallsymsText(t *testing.T) {
+	text := "0000000000000000 T _stext\n" +
+		"0000000000000000 D some_data\n" +
+		"0000000000000000 t helper\n" +
+		"garbage line\n" +
+		"\n" +
+		"0000000000000000 t mod_fn\t[mymod]\n" +
+		"ffffffff81000300 T vfs_read"
+	var got []string
+	err := KallsymsText(bytes.NewReader([]byte(text)), func(name, mod string) {
+		got = append(got, name+"/"+mod)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "_stext/ helper/ mod_fn/mymod vfs_read/"
+	if s := strings.Join(got, " "); s != want {
+		t.Errorf("KallsymsText = %q, want %q", s, want)
+	}
+	// The address index of the same text has only the nonzero one.
+	if k := ParseKallsyms([]byte(text)); k.Len() != 1 {
+		t.Errorf("ParseKallsyms Len = %d, want 1", k.Len())
 	}
 }

@@ -1,7 +1,6 @@
 package ktypes
 
 import (
-	"bufio"
 	"bytes"
 	"debug/elf"
 	"errors"
@@ -118,9 +117,9 @@ func USDTProbes(path string, pid int) ([]USDTProbe, error) {
 		if pid <= 0 {
 			return nil, errors.New("usdt: a probe without a binary needs -p PID")
 		}
-		mapped, err := mappedFiles(pid)
+		mapped, err := MappedExecutables(pid)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read mappings of pid %d: %w", pid, err)
 		}
 		for _, m := range mapped {
 			files = append(files, file{MappedPath(pid, m), m})
@@ -187,31 +186,6 @@ func ShownGlob(pattern string) ([]string, error) {
 		out = append(out, m)
 	}
 	return out, nil
-}
-
-// mappedFiles lists the distinct regular files mapped executable into pid.
-func mappedFiles(pid int) ([]string, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
-	if err != nil {
-		return nil, fmt.Errorf("read mappings of pid %d: %w", pid, err)
-	}
-	defer f.Close()
-	seen := map[string]bool{}
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 || !strings.Contains(fields[1], "x") || !strings.HasPrefix(fields[5], "/") {
-			continue
-		}
-		// Through the process's root, so a container's files resolve.
-		p := fields[5]
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	return out, sc.Err()
 }
 
 var (

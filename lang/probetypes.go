@@ -189,6 +189,11 @@ type ProbeType struct {
 	// Listed: `-l -e PROG` looks the attach point up in the live
 	// system's listing (the others are printed as written).
 	Listed bool
+	// ListedByWildcard: `-l` with a wildcard provider (or none: "-l",
+	// "-l 'vfs_*'", "-l '*:vfs_*'") lists the type, as bpftrace 0.17
+	// expands `-l` over its kernel probe types; the others (return
+	// probes, user probes, timers) are listed when named.
+	ListedByWildcard bool
 	// Refused, when set, is why gotrace refuses the type: the checker
 	// reports it at the attach point, and the runtime has no provider.
 	Refused string
@@ -206,13 +211,13 @@ var probeTypes = [numProbeKinds]ProbeType{
 		parse: parseNoArgs, Prog: ProgRawTracepoint, Abbrev: "end", Trigger: TriggerEnd},
 	ProbeTracepoint: {Kind: ProbeTracepoint, Name: "tracepoint", Aliases: []string{"t"}, Probetype: "tracepoint",
 		parse: parseTracepoint, Prog: ProgTracepoint, Abbrev: "tp", Context: CtxTracepoint, Args: ArgsFormat,
-		StopSwitch: true, Cookie: true, Listed: true},
+		StopSwitch: true, Cookie: true, Listed: true, ListedByWildcard: true},
 	ProbeRawTracepoint: {Kind: ProbeRawTracepoint, Name: "rawtracepoint", Aliases: []string{"rt"}, Probetype: "rawtracepoint",
 		parse: parseModFunc, Prog: ProgRawTracepoint, Abbrev: "rtp", Context: CtxU64Array, Args: ArgsRawTracepoint,
 		ArgN: ArgNArray, Listed: true},
 	ProbeKprobe: {Kind: ProbeKprobe, Name: "kprobe", Aliases: []string{"k"}, Probetype: "kprobe",
 		parse: parseKprobe, Prog: ProgKprobe, Abbrev: "kp", Context: CtxPtRegs, ArgN: ArgNRegs, Func: FuncIP,
-		ReverseAttach: true, StopWildcard: true, Cookie: true, Listed: true},
+		ReverseAttach: true, StopWildcard: true, Cookie: true, Listed: true, ListedByWildcard: true},
 	ProbeKretprobe: {Kind: ProbeKretprobe, Name: "kretprobe", Aliases: []string{"kr"}, Probetype: "kretprobe",
 		parse: parseKprobe, Prog: ProgKprobe, Abbrev: "krp", Context: CtxPtRegs, Retval: RetvalRegs,
 		Func: FuncIP, StopWildcard: true, Cookie: true, Listed: true},
@@ -228,7 +233,7 @@ var probeTypes = [numProbeKinds]ProbeType{
 		ReverseAttach: true, StopSwitch: true, Cookie: true, Listed: true},
 	ProbeKfunc: {Kind: ProbeKfunc, Name: "kfunc", Aliases: []string{"f", "fentry"}, Probetype: "fentry",
 		parse: parseModFunc, Prog: ProgTracing, Attach: AttachFEntry, Abbrev: "kf", Context: CtxU64Array, Args: ArgsBTF,
-		Func: FuncHelper, ReverseAttach: true, Listed: true},
+		Func: FuncHelper, ReverseAttach: true, Listed: true, ListedByWildcard: true},
 	ProbeKretfunc: {Kind: ProbeKretfunc, Name: "kretfunc", Aliases: []string{"fr", "fexit"}, Probetype: "fexit",
 		parse: parseModFunc, Prog: ProgTracing, Attach: AttachFExit, Abbrev: "krf", Context: CtxU64Array, Args: ArgsBTF,
 		Retval: RetvalArray, Func: FuncHelper, Listed: true},
@@ -238,9 +243,9 @@ var probeTypes = [numProbeKinds]ProbeType{
 		parse: parseRate, Prog: ProgPerfEvent, Abbrev: "intv", Context: CtxPerfEvent, Listed: true},
 	ProbeSoftware: {Kind: ProbeSoftware, Name: "software", Aliases: []string{"s"}, Probetype: "software",
 		parse: parsePerf, Prog: ProgPerfEvent, Abbrev: "sw", Context: CtxPerfEvent, ReverseAttach: true,
-		Listed: true},
+		Listed: true, ListedByWildcard: true},
 	ProbeHardware: {Kind: ProbeHardware, Name: "hardware", Aliases: []string{"h"}, Probetype: "hardware",
-		parse: parsePerf, Prog: ProgPerfEvent, Abbrev: "hw", Context: CtxPerfEvent, Listed: true},
+		parse: parsePerf, Prog: ProgPerfEvent, Abbrev: "hw", Context: CtxPerfEvent, Listed: true, ListedByWildcard: true},
 	ProbeWatchpoint: {Kind: ProbeWatchpoint, Name: "watchpoint", Aliases: []string{"w"}, Probetype: "watchpoint",
 		parse: parseWatch, Prog: ProgPerfEvent, Abbrev: "wp", Context: CtxPerfEvent,
 		Refused: "watchpoint probes are not supported by gotrace: it does not implement the hardware " +

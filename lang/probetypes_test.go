@@ -35,6 +35,19 @@ func TestProbeTypesTable(t *testing.T) {
 		if row.Special() && (row.Prog != ProgRawTracepoint || row.Context != CtxNone || row.Args != ArgsNone || row.ArgN != ArgNNone) {
 			t.Errorf("%s: the tracer runs it with BPF_PROG_TEST_RUN: a raw tracepoint program with no context", row.Name)
 		}
+		if row.ListedByWildcard && (!row.Listed || row.Special()) {
+			t.Errorf("%s: listed by a wildcard provider, so it is a listed kernel hook", row.Name)
+		}
+	}
+	// bpftrace 0.17's `-l` expands over these (the runtime's listing order).
+	var byWildcard []string
+	for _, k := range ProbeKinds() {
+		if k.Type().ListedByWildcard {
+			byWildcard = append(byWildcard, k.String())
+		}
+	}
+	if got := strings.Join(byWildcard, " "); got != "tracepoint kprobe kfunc software hardware" {
+		t.Errorf("listed by wildcard: %s", got)
 	}
 	if ProbeNone.String() != "" || ProbeKindNamed("fentry") != ProbeNone || ProbeKindNamed("nonsense") != ProbeNone {
 		t.Error("ProbeNone and non-canonical names")

@@ -12,6 +12,8 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/features"
 	"golang.org/x/sys/unix"
+
+	"github.com/gotrace/gotrace/lang"
 )
 
 // InfoOptions configure Info.
@@ -111,15 +113,18 @@ func Info(w io.Writer, o InfoOptions) error {
 
 	b.WriteString("\nProbe types\n")
 	_, tfErr := tracefsDir()
-	line("kprobe", yn(kprobeSupport()))
-	line("tracepoint", yn(firstErr(tfErr, features.HaveProgramType(ebpf.TracePoint))))
+	// The probe types by their table names (perf_event, kprobe_multi and
+	// raw_tp_special are bpftrace's feature names, not probe types).
+	iter := lang.ProbeIter.String()
+	line(lang.ProbeKprobe.String(), yn(kprobeSupport()))
+	line(lang.ProbeTracepoint.String(), yn(firstErr(tfErr, features.HaveProgramType(ebpf.TracePoint))))
 	line("perf_event", yn(features.HaveProgramType(ebpf.PerfEvent)))
-	line("kfunc", yn(kfuncSupport()))
-	line("iter:task", yn(firstErr(kfuncSupport(), features.HaveProgramType(ebpf.Tracing))))
-	line("iter:task_file", yn(firstErr(kfuncSupport(), features.HaveProgramType(ebpf.Tracing))))
+	line(lang.ProbeKfunc.String(), yn(kfuncSupport()))
+	line(iter+":task", yn(firstErr(kfuncSupport(), features.HaveProgramType(ebpf.Tracing))))
+	line(iter+":task_file", yn(firstErr(kfuncSupport(), features.HaveProgramType(ebpf.Tracing))))
 	line("kprobe_multi", yn(kprobeMultiSupported()))
 	line("raw_tp_special", yn(features.HaveProgramType(ebpf.RawTracepoint)))
-	line("uprobe", yn(uprobeSupported()))
+	line(lang.ProbeUprobe.String(), yn(uprobeSupported()))
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err

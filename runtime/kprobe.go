@@ -16,6 +16,7 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/gotrace/gotrace/compiler"
+	"github.com/gotrace/gotrace/ktypes"
 	"github.com/gotrace/gotrace/lang"
 )
 
@@ -73,24 +74,15 @@ var kernelFuncs = sync.OnceValues(func() ([]kfuncName, error) {
 		return nil, fmt.Errorf("list kernel functions: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 3 || (fields[1] != "t" && fields[1] != "T") || untraceableSym(fields[2]) {
-			continue
+	err = ktypes.KallsymsText(f, func(name, mod string) {
+		// JIT-compiled BPF programs and trampolines ([bpf]), ftrace
+		// and kprobe trampolines ([__builtin__ftrace], ...).
+		if untraceableSym(name) || mod == "bpf" || strings.HasPrefix(mod, "__builtin__") {
+			return
 		}
-		kn := kfuncName{name: fields[2]}
-		if len(fields) > 3 {
-			kn.mod = strings.Trim(fields[3], "[]")
-			// JIT-compiled BPF programs and trampolines ([bpf]), ftrace
-			// and kprobe trampolines ([__builtin__ftrace], ...).
-			if kn.mod == "bpf" || strings.HasPrefix(kn.mod, "__builtin__") {
-				continue
-			}
-		}
-		out = append(out, kn)
-	}
-	if err := sc.Err(); err != nil {
+		out = append(out, kfuncName{name: name, mod: mod})
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read /proc/kallsyms: %w", err)
 	}
 	return dedupeKfuncs(out), nil

@@ -65,14 +65,15 @@ func ListWith(w io.Writer, o ListOptions) error {
 	}
 	explicit := hasProv && !strings.ContainsAny(prov, "*?")
 	// want: the provider pattern covers kind. A wildcard provider (or
-	// none) expands over the kernel probe types only, as in bpftrace.
-	want := func(kind string) bool {
+	// none) expands over the probe types the table lists by wildcard
+	// (the kernel's, as in bpftrace).
+	want := func(kind lang.ProbeKind) bool {
 		if explicit {
-			return prov == kind
+			return prov == kind.String()
 		}
-		return glob(prov, kind)
+		return kind.Type().ListedByWildcard && glob(prov, kind.String())
 	}
-	if want("tracepoint") {
+	if want(lang.ProbeTracepoint) {
 		// Not root: say so before anything is listed.
 		for _, d := range priv.TracefsDirs {
 			if err := priv.TracefsError(d); err != nil {
@@ -88,13 +89,14 @@ func ListWith(w io.Writer, o ListOptions) error {
 	}
 
 	v026 := o.Compat.ListsAsFentry()
-	if want("hardware") {
-		listPerfEvents(bw, "hardware", hardwareEvents, v026, match)
+	if want(lang.ProbeHardware) {
+		listPerfEvents(bw, lang.ProbeHardware.String(), hardwareEvents, v026, match)
 	}
-	for _, kind := range []string{"kfunc", "kretfunc"} {
-		if !want(kind) || !explicit && (kind == "kretfunc" || kfuncSupport() != nil) {
+	for _, k := range []lang.ProbeKind{lang.ProbeKfunc, lang.ProbeKretfunc} {
+		if !want(k) || !explicit && kfuncSupport() != nil {
 			continue
 		}
+		kind := k.String()
 		// kfunc:[MODULE:]FUNC; without a module, FUNC in any of them.
 		m := func(mod, name string) bool { return match(kind + ":" + mod + ":" + name) }
 		if hasProv && !strings.Contains(rest, ":") {
@@ -102,42 +104,42 @@ func ListWith(w io.Writer, o ListOptions) error {
 		}
 		shown := kind
 		if v026 {
-			shown = lang.ProbeKindNamed(kind).Type().Probetype
+			shown = k.Type().Probetype
 		}
 		if err := listKfuncs(bw, shown, m, verbose); err != nil {
 			return err
 		}
 	}
-	for _, kind := range []string{"kprobe", "kretprobe"} {
-		if !want(kind) || !explicit && kind == "kretprobe" {
+	for _, k := range []lang.ProbeKind{lang.ProbeKprobe, lang.ProbeKretprobe} {
+		if !want(k) {
 			continue
 		}
-		if err := listKprobes(bw, kind, hasProv, rest, match); err != nil {
+		if err := listKprobes(bw, k.String(), hasProv, rest, match); err != nil {
 			return err
 		}
 	}
-	if want("software") {
-		listPerfEvents(bw, "software", softwareEvents, v026, match)
+	if want(lang.ProbeSoftware) {
+		listPerfEvents(bw, lang.ProbeSoftware.String(), softwareEvents, v026, match)
 	}
-	for _, kind := range []string{"interval", "profile"} {
-		// bpftrace 0.26 lists a timer probe type by its units (it is not
-		// one of the kernel types a wildcard provider expands over).
-		if !v026 || !explicit || prov != kind {
+	for _, k := range []lang.ProbeKind{lang.ProbeInterval, lang.ProbeProfile} {
+		// bpftrace 0.26 lists a timer probe type by its units, when named.
+		if !v026 || !want(k) {
 			continue
 		}
+		kind := k.String()
 		for _, u := range timerUnits {
 			if full := kind + ":" + u + ":"; match(full) || match(kind+":"+u) {
 				fmt.Fprintln(bw, full)
 			}
 		}
 	}
-	if want("tracepoint") {
+	if want(lang.ProbeTracepoint) {
 		names, err := tracepointNames()
 		if err != nil {
 			return err
 		}
 		for _, n := range names {
-			full := "tracepoint:" + n
+			full := lang.ProbeTracepoint.String() + ":" + n
 			if !match(full) {
 				continue
 			}
@@ -148,7 +150,9 @@ func ListWith(w io.Writer, o ListOptions) error {
 			}
 		}
 	}
-	if hasProv && prov != "*" && glob(prov, "rawtracepoint") {
+	// Raw tracepoints are listed when named, or by a provider pattern
+	// other than "*" ("raw*:").
+	if hasProv && prov != "*" && glob(prov, lang.ProbeRawTracepoint.String()) {
 		names, err := tracepointNames()
 		if err != nil {
 			return err
@@ -159,19 +163,19 @@ func ListWith(w io.Writer, o ListOptions) error {
 			if ktypes.NotRawTracepoint(c) {
 				continue
 			}
-			if full := "rawtracepoint:" + e; !seen[e] && match(full) {
+			if full := lang.ProbeRawTracepoint.String() + ":" + e; !seen[e] && match(full) {
 				seen[e] = true
 				fmt.Fprintln(bw, full)
 			}
 		}
 	}
 	uprobeTarget, _, _ := strings.Cut(rest, ":")
-	if explicit && (prov == "uprobe" || prov == "uretprobe") ||
-		hasProv && !explicit && glob(prov, "uprobe") && strings.Contains(uprobeTarget, "/") {
+	if want(lang.ProbeUprobe) || want(lang.ProbeUretprobe) ||
+		hasProv && !explicit && glob(prov, lang.ProbeUprobe.String()) && strings.Contains(uprobeTarget, "/") {
 		// A wildcard provider lists uprobes when the target is a path
 		// ('*:./prog:*'), as bpftrace does.
 		if !explicit {
-			prov = "uprobe"
+			prov = lang.ProbeUprobe.String()
 		}
 		target, fn, _ := strings.Cut(rest, ":")
 		if fn == "" {
@@ -217,7 +221,7 @@ func ListWith(w io.Writer, o ListOptions) error {
 			}
 		}
 	}
-	if explicit && prov == "usdt" {
+	if want(lang.ProbeUSDT) {
 		if err := listUSDT(bw, rest, 0); err != nil {
 			return err
 		}
@@ -242,7 +246,7 @@ func listUSDT(w io.Writer, rest string, pid int) error {
 		full := p.Provider + ":" + p.Name
 		// PATTERN matches PROVIDER:NAME, or NAME alone ("::NAME" too).
 		if glob(pat, full) || glob(pat, p.Name) || strings.HasPrefix(pat, ":") && glob(pat[1:], p.Name) {
-			fmt.Fprintf(w, "usdt:%s:%s\n", p.Shown, full)
+			fmt.Fprintf(w, "%s:%s:%s\n", lang.ProbeUSDT, p.Shown, full)
 		}
 	}
 	return nil
@@ -334,10 +338,10 @@ func listPIDUprobes(w io.Writer, o ListOptions) error {
 	defer bw.Flush()
 	prov, rest, hasProv := strings.Cut(o.Pattern, ":")
 	if !hasProv {
-		prov, rest = "uprobe", o.Pattern
+		prov, rest = lang.ProbeUprobe.String(), o.Pattern
 	}
 	prov = canonicalProvider(prov)
-	if !hasProv || glob(prov, "usdt") {
+	if !hasProv || glob(prov, lang.ProbeUSDT.String()) {
 		// The USDT probes of every file the process maps (after its
 		// uprobes when no provider is given).
 		defer func() {
@@ -351,11 +355,11 @@ func listPIDUprobes(w io.Writer, o ListOptions) error {
 			_ = listUSDT(bw, usdtRest, o.PID)
 		}()
 	}
-	if !glob(prov, "uprobe") && !glob(prov, "uretprobe") {
+	if !glob(prov, lang.ProbeUprobe.String()) && !glob(prov, lang.ProbeUretprobe.String()) {
 		return nil
 	}
 	if strings.ContainsAny(prov, "*?") {
-		prov = "uprobe"
+		prov = lang.ProbeUprobe.String()
 	}
 	targetPat, fn := "*", rest
 	if t, f, ok := strings.Cut(rest, ":"); ok {
@@ -364,9 +368,9 @@ func listPIDUprobes(w io.Writer, o ListOptions) error {
 	if fn == "" {
 		fn = "*"
 	}
-	paths, err := mappedExecutables(o.PID)
+	paths, err := ktypes.MappedExecutables(o.PID)
 	if err != nil {
-		return err
+		return fmt.Errorf("process %d: %w", o.PID, err)
 	}
 	for _, path := range paths {
 		if !glob(targetPat, path) && !glob(targetPat, filepath.Base(path)) {
@@ -377,28 +381,6 @@ func listPIDUprobes(w io.Writer, o ListOptions) error {
 		_ = listUprobeFuncs(bw, prov, ktypes.MappedPath(o.PID, path), path, fn, o.Verbose)
 	}
 	return nil
-}
-
-// mappedExecutables returns the files the process maps executable, in
-// /proc/PID/maps order, each once.
-func mappedExecutables(pid int) ([]string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
-	if err != nil {
-		return nil, fmt.Errorf("process %d: %w", pid, err)
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 6 || !strings.Contains(f[1], "x") || !strings.HasPrefix(f[5], "/") || len(f) > 6 {
-			continue // anonymous, not executable, or "(deleted)"
-		}
-		if !seen[f[5]] {
-			seen[f[5]] = true
-			out = append(out, f[5])
-		}
-	}
-	return out, nil
 }
 
 // checkSearchChars rejects characters no probe name contains, as bpftrace

@@ -59,7 +59,7 @@ func TestListUprobesByPID(t *testing.T) {
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	var libc string
 	for i := 0; i < 100 && libc == ""; i++ {
-		paths, err := mappedExecutables(cmd.Process.Pid)
+		paths, err := ktypes.MappedExecutables(cmd.Process.Pid)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -127,9 +127,9 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 		if pid <= 0 {
 			return nil, fmt.Errorf("%s: a uprobe on every binary ('*') needs -p PID", apName(ap))
 		}
-		mapped, merr := mappedExecutables(pid)
+		mapped, merr := ktypes.MappedExecutables(pid)
 		if merr != nil {
-			return nil, merr
+			return nil, fmt.Errorf("process %d: %w", pid, merr)
 		}
 		for _, m := range mapped {
 			paths, shown = append(paths, ktypes.MappedPath(pid, m)), append(shown, m)

@@ -44,7 +44,11 @@ func WriteReference(w io.Writer) error {
 				notes = append(notes, "needs --unsafe")
 			}
 			if len(b.Probes) > 0 {
-				notes = append(notes, "probes: "+strings.Join(b.Probes, ", "))
+				var names []string
+				for _, k := range b.Probes {
+					names = append(names, k.String())
+				}
+				notes = append(notes, "probes: "+strings.Join(names, ", "))
 			}
 			line := "    " + b.Sig
 			if len(notes) > 0 {

@@ -111,11 +111,11 @@ type Builtin struct {
 	// Probes lists the probe providers where the builtin is allowed (nil: all).
 	// The checker refuses the others (ProbeError words it) before Check
 	// runs.
-	Probes []string
+	Probes []lang.ProbeKind
 	// NotProbes lists providers where the builtin is refused, in
 	// bpftrace's words `NAME can not be used with "P" probes` unless
 	// ProbeError words it.
-	NotProbes []string
+	NotProbes []lang.ProbeKind
 	// ProbeError words the refusal in a clause of provider p (nil: the
 	// NotProbes words).
 	ProbeError func(c Checker, call *Call, p string) string
@@ -140,14 +140,15 @@ type Builtin struct {
 	Doc string
 }
 
-// RefusedIn returns the first of providers the row may not be used in
-// (its Probes and NotProbes), if any.
+// RefusedIn returns the first of providers (canonical names) the row may
+// not be used in (its Probes and NotProbes), if any.
 func (b *Builtin) RefusedIn(providers []string) (string, bool) {
 	for _, p := range providers {
-		if b.Probes != nil && !slices.Contains(b.Probes, p) {
+		k := lang.ProbeKindNamed(p)
+		if b.Probes != nil && !slices.Contains(b.Probes, k) {
 			return p, true
 		}
-		if slices.Contains(b.NotProbes, p) {
+		if slices.Contains(b.NotProbes, k) {
 			return p, true
 		}
 	}

@@ -53,7 +53,7 @@ var Signals = map[string]int{
 	"SIGVTALRM": 26, "SIGPROF": 27, "SIGWINCH": 28, "SIGIO": 29, "SIGPWR": 30, "SIGSYS": 31,
 }
 
-var kprobeOnly = []string{"kprobe"}
+var kprobeOnly = []lang.ProbeKind{lang.ProbeKprobe}
 
 func funcRows() []*Builtin {
 	return []*Builtin{
@@ -165,7 +165,7 @@ func funcRows() []*Builtin {
 			}},
 		&Builtin{Name: "reg", Gen: genReg, Kind: Func, Sig: "reg(string name)", MinArgs: 1, MaxArgs: 1,
 			Doc:       "value of a CPU register at the probe (pt_regs)",
-			NotProbes: []string{"BEGIN", "END", "self", "interval", "tracepoint", "kfunc", "kretfunc"},
+			NotProbes: []lang.ProbeKind{lang.ProbeBegin, lang.ProbeEnd, lang.ProbeSelf, lang.ProbeInterval, lang.ProbeTracepoint, lang.ProbeKfunc, lang.ProbeKretfunc},
 			Check: func(c Checker, call *Call) *types.Type {
 				name, ok := wantStrLit(c, call, 0)
 				if !ok {
@@ -315,7 +315,7 @@ func strLitRule(result *types.Type) func(Checker, *Call) *types.Type {
 func signalRow(name string, fn asm.BuiltinFunc, helper, doc string) *Builtin {
 	return &Builtin{Name: name, Gen: genSignal(fn), Kind: Func, Sig: name + "(string|int sig)", MinArgs: 1, MaxArgs: 1, Unsafe: true,
 		Helpers: []string{helper}, Doc: doc,
-		NotProbes: []string{"BEGIN", "END", "self", "interval"},
+		NotProbes: []lang.ProbeKind{lang.ProbeBegin, lang.ProbeEnd, lang.ProbeSelf, lang.ProbeInterval},
 		Check: func(c Checker, call *Call) *types.Type {
 			a := call.Args[0]
 			if s, ok := c.ConstStr(a); ok {

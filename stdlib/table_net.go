@@ -28,7 +28,7 @@ const MapSkbOutput = "skb_output"
 const SkbOutputHeaderSize = 32
 
 // tracingProbes are the providers whose programs can be TRACING ones.
-var tracingProbes = []string{"rawtracepoint", "kfunc", "kretfunc"}
+var tracingProbes = []lang.ProbeKind{lang.ProbeRawTracepoint, lang.ProbeKfunc, lang.ProbeKretfunc}
 
 func netRows() []*Builtin {
 	return []*Builtin{

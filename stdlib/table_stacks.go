@@ -21,7 +21,7 @@ func stackRows() []*Builtin {
 		stackRow("ustack", true),
 		&Builtin{Name: "dw_ustack", Gen: genDwStack, Kind: Func, Flags: Bare, Sig: "dw_ustack([mode][, int limit])", MinArgs: 0, MaxArgs: 2,
 			Modes:   []string{"bpftrace", "perf", "raw"},
-			Probes:  []string{"uprobe", "uretprobe", "usdt"},
+			Probes:  []lang.ProbeKind{lang.ProbeUprobe, lang.ProbeUretprobe, lang.ProbeUSDT},
 			Helpers: []string{"bpf_probe_read_user"},
 			Doc:     "user stack unwound from DWARF CFI (programs without frame pointers); needs -p or -c",
 			Check: func(c Checker, call *Call) *types.Type {

@@ -769,7 +769,7 @@ func stringRows() []*Builtin {
 			Check: strLitRule(types.U64)},
 		&Builtin{Name: "uaddr", Gen: genUaddr, Kind: Func, Sig: "uaddr(string symbol)", MinArgs: 1, MaxArgs: 1,
 			// bpftrace refuses these only (kfunc, rawtracepoint ... pass).
-			NotProbes: []string{"BEGIN", "END", "self", "interval", "profile", "software", "hardware", "tracepoint", "kprobe", "kretprobe"},
+			NotProbes: []lang.ProbeKind{lang.ProbeBegin, lang.ProbeEnd, lang.ProbeSelf, lang.ProbeInterval, lang.ProbeProfile, lang.ProbeSoftware, lang.ProbeHardware, lang.ProbeTracepoint, lang.ProbeKprobe, lang.ProbeKretprobe},
 			Doc:       "address of a symbol in the probed binary",
 			Check: func(c Checker, call *Call) *types.Type {
 				name, ok := wantStrLit(c, call, 0)
@@ -795,7 +795,7 @@ func stringRows() []*Builtin {
 			Doc:   "cgroup id of a cgroupfs path (resolved when the script loads)",
 			Check: strLitRule(types.U64)},
 		&Builtin{Name: "path", Gen: genPath, Kind: Func, Sig: "path(struct path *p | struct path p)", MinArgs: 1, MaxArgs: 1,
-			Probes: []string{"kfunc", "kretfunc", "iter"}, Helpers: []string{"bpf_d_path"},
+			Probes: []lang.ProbeKind{lang.ProbeKfunc, lang.ProbeKretfunc, lang.ProbeIter}, Helpers: []string{"bpf_d_path"},
 			Doc: "full path of a struct path (kfunc/iter probes; bpf_d_path)",
 			ProbeError: func(c Checker, _ *Call, p string) string {
 				if c.Compat().Legacy() {

@@ -113,10 +113,7 @@ func taskRows() []*Builtin {
 			Doc: "1 if the probe fired in user mode, else 0 (BEGIN/END: 1)",
 			Check: func(c Checker, call *Call) *types.Type {
 				for _, p := range c.Providers() {
-					switch p {
-					case "BEGIN", "END", "self", "kprobe", "kretprobe", "uprobe", "uretprobe", "usdt",
-						"profile", "interval", "software", "hardware", "watchpoint", "asyncwatchpoint":
-					default:
+					if !usermodeIn(lang.ProbeKindNamed(p).Type()) {
 						c.Errorf(call.Expr, "usermode can not be used with \"%s\" probes", p)
 						return types.InvalidType
 					}
@@ -282,6 +279,20 @@ func genTask(name string) GenFunc {
 // genUsermode: BEGIN/END run from the tracer (user mode, as bpftrace's
 // uprobe-triggered ones); elsewhere the saved registers' privilege level
 // (x86-64: cs & 3 == 3; arm64: pstate's mode bits, EL0 == 0).
+// usermodeIn reports whether usermode may be used in probes of type t:
+// those whose context holds the registers (pt_regs, or perf event data
+// beginning with them) and BEGIN, END and self, where it is 1 (bench and
+// test probes refuse it, as bpftrace does).
+func usermodeIn(t *lang.ProbeType) bool {
+	switch {
+	case t.Context == lang.CtxPtRegs, t.Context == lang.CtxPerfEvent:
+		return true
+	case t.Trigger == lang.TriggerBegin, t.Trigger == lang.TriggerEnd, t.Trigger == lang.TriggerSignal:
+		return true
+	}
+	return false
+}
+
 func genUsermode(g Gen, c *Call) error {
 	if g.AttachPoint().Provider.Type().Special() {
 		g.Emit(asm.Mov.Imm(asm.R0, 1))

@@ -19,9 +19,6 @@ func u64Var(name string, gen GenFunc, doc string, helpers ...string) *Builtin {
 		Check: func(Checker, *Call) *types.Type { return types.U64 }}
 }
 
-// Kernel-probe families bpftrace names in its argN message.
-var argProbes = []string{"kprobe", "uprobe", "usdt"}
-
 func varRows() []*Builtin {
 	return []*Builtin{
 		u64Var("uid", genHalf(asm.FnGetCurrentUidGid, 0), "user id of the current task", "bpf_get_current_uid_gid"),
@@ -66,7 +63,7 @@ func varRows() []*Builtin {
 				}
 				return types.PointerTo(&types.Type{Kind: types.None}, types.AddrKernel)
 			}},
-		&Builtin{Name: "argN", Gen: genArg, Kind: Var, Flags: Token, Sig: "arg0..argN", Probes: []string{"kprobe", "uprobe", "usdt", "rawtracepoint"},
+		&Builtin{Name: "argN", Gen: genArg, Kind: Var, Flags: Token, Sig: "arg0..argN", Probes: []lang.ProbeKind{lang.ProbeKprobe, lang.ProbeUprobe, lang.ProbeUSDT, lang.ProbeRawTracepoint},
 			Doc: "N-th argument of a kprobe/uprobe/usdt probe, or of a raw tracepoint (its u64 args[N])",
 			// Raw tracepoints too, as in bpftrace 0.17 (its message names
 			// the other three only).
@@ -74,18 +71,18 @@ func varRows() []*Builtin {
 				return "The " + call.Name + " builtin can only be used with 'kprobes', 'uprobes' and 'usdt' probes"
 			},
 			Check: fixed(types.U64)},
-		&Builtin{Name: "sargN", Gen: genSarg, Kind: Var, Flags: Token, Sig: "sarg0..sargN", Probes: []string{"kprobe", "uprobe"},
+		&Builtin{Name: "sargN", Gen: genSarg, Kind: Var, Flags: Token, Sig: "sarg0..sargN", Probes: []lang.ProbeKind{lang.ProbeKprobe, lang.ProbeUprobe},
 			Doc: "N-th argument passed on the stack (x86-64)",
 			ProbeError: func(_ Checker, call *Call, _ string) string {
 				return "The " + call.Name + " builtin can only be used with 'kprobes' and 'uprobes' probes"
 			},
 			Check: fixed(types.U64)},
 		&Builtin{Name: "retval", Gen: genRetval, Kind: Var, Flags: Token | ProbeOnce, Sig: "retval",
-			Probes: []string{"kretprobe", "uretprobe", "kretfunc"},
+			Probes: []lang.ProbeKind{lang.ProbeKretprobe, lang.ProbeUretprobe, lang.ProbeKretfunc},
 			Doc:    "return value of a kretprobe/uretprobe/kretfunc",
 			ProbeError: func(_ Checker, _ *Call, p string) string {
 				msg := "The retval builtin can only be used with 'kretprobe' and 'uretprobe' and 'kfunc' probes"
-				if p == "tracepoint" {
+				if lang.ProbeKindNamed(p) == lang.ProbeTracepoint {
 					msg += " (try to use args->ret instead)"
 				}
 				return msg
@@ -94,12 +91,11 @@ func varRows() []*Builtin {
 				return c.ProbeRetval(call.Expr)
 			}},
 		&Builtin{Name: "args", Gen: genCtx, Kind: Var, Flags: Token | ProbeOnce | DotDeref, Sig: "args",
-			Probes: []string{"tracepoint", "rawtracepoint", "kfunc", "kretfunc", "uprobe", "uretprobe"},
+			Probes: []lang.ProbeKind{lang.ProbeTracepoint, lang.ProbeRawTracepoint, lang.ProbeKfunc, lang.ProbeKretfunc, lang.ProbeUprobe, lang.ProbeUretprobe},
 			Doc:    "the probe's typed arguments (tracepoint fields, kfunc/uprobe parameters)",
 			ProbeError: func(_ Checker, _ *Call, p string) string {
-				switch p {
-				case "BEGIN", "END", "self":
-					p = "special" // bpftrace 0.17's name in context messages
+				if t := lang.ProbeKindNamed(p).Type(); t.Probetype == "special" {
+					p = t.Probetype // bpftrace 0.17's name in context messages (BEGIN, END, self)
 				}
 				return "The args builtin can only be used with tracepoint/kfunc/uprobeprobes (" + p + " used here)"
 			},
@@ -107,7 +103,7 @@ func varRows() []*Builtin {
 				return c.ProbeArgs(call.Expr)
 			}},
 		&Builtin{Name: "func", Gen: genFunc, Kind: Var, Flags: Token, Sig: "func",
-			Probes:  []string{"kprobe", "kretprobe", "uprobe", "uretprobe", "kfunc", "kretfunc"},
+			Probes:  []lang.ProbeKind{lang.ProbeKprobe, lang.ProbeKretprobe, lang.ProbeUprobe, lang.ProbeUretprobe, lang.ProbeKfunc, lang.ProbeKretfunc},
 			Helpers: []string{"bpf_get_func_ip"},
 			Doc:     "name of the traced function",
 			ProbeError: func(_ Checker, _ *Call, p string) string {
@@ -116,7 +112,7 @@ func varRows() []*Builtin {
 			Check: func(c Checker, call *Call) *types.Type {
 				user := false
 				for _, p := range c.Providers() {
-					if p == "uprobe" || p == "uretprobe" {
+					if lang.ProbeKindNamed(p).Type().Func == lang.FuncUser {
 						user = true
 					}
 				}

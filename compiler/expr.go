@@ -47,17 +47,14 @@ func (g *gen) constInt(e lang.Expr) (int64, bool) {
 	return 0, false
 }
 
-// constStr returns the value of a constant string expression.
+// constStr returns the text of a constant string expression, as the checker
+// folded it (lang.ConstStrOf). A call (str($1)) is compiled through its row,
+// which reads the same folded text.
 func constStr(e lang.Expr) (string, bool) {
-	switch e := e.(type) {
-	case *lang.StrLit:
-		return e.Value, true
-	case *lang.PositionalExpr:
-		if t := e.Type(); t != nil && t.Kind == types.String {
-			return e.Text, true
-		}
+	if _, isCall := e.(*lang.CallExpr); isCall {
+		return "", false
 	}
-	return "", false
+	return lang.ConstStrOf(e)
 }
 
 // nopJump is "goto pc+0".

@@ -46,6 +46,7 @@ func (b *tb) int(v int64, t *types.Type) *lang.IntLit {
 func (b *tb) str(s string) *lang.StrLit {
 	e := &lang.StrLit{Loc: b.l(), Value: s}
 	e.SetType(types.StringType(len(s) + 1))
+	e.SetFolded(&lang.Const{Str: s, IsStr: true}) // as the checker folds it
 	return e
 }
 

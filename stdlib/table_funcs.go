@@ -356,7 +356,7 @@ func genSignal(fn asm.BuiltinFunc) GenFunc {
 	return func(g Gen, c *Call) error {
 		v, ok := intConst(c.Args[0])
 		if !ok {
-			s, isStr := litString(c.Args[0])
+			s, isStr := lang.ConstStrOf(c.Args[0])
 			if !isStr {
 				return fmt.Errorf("signal() needs a constant signal")
 			}
@@ -393,23 +393,6 @@ func RegOffset(goarch, name string) (int16, bool) {
 	return 0, false
 }
 
-func litString(e lang.Expr) (string, bool) {
-	switch e := e.(type) {
-	case *lang.StrLit:
-		return e.Value, true
-	case *lang.PositionalExpr:
-		return e.Text, true
-	case *lang.CallExpr:
-		// str($N) is the parameter's text (kaddr(str($1))).
-		if b, ok := Lookup(e.Name); ok && b.Has(StrOfParam) && len(e.Args) == 1 {
-			if p, ok := e.Args[0].(*lang.PositionalExpr); ok && !p.Count {
-				return p.Text, true
-			}
-		}
-	}
-	return "", false
-}
-
 func intConst(e lang.Expr) (int64, bool) {
 	if v, ok := lang.ConstOf(e); ok { // folded by the checker
 		return v, true
@@ -425,7 +408,7 @@ func intConst(e lang.Expr) (int64, bool) {
 
 func genFormatEvent(kind EventKind) GenFunc {
 	return func(g Gen, c *Call) error {
-		format, ok := litString(c.Args[0])
+		format, ok := lang.ConstStrOf(c.Args[0])
 		if !ok {
 			return fmt.Errorf("%s() format must be a string literal", c.Name)
 		}
@@ -450,7 +433,7 @@ func genIdentity(g Gen, c *Call) error {
 // parameter is a constant (its first n characters with a length n, as
 // bpftrace); any other string value is copied up to its NUL.
 func genStrOfString(g Gen, c *Call, size int) error {
-	if s, ok := litString(c.Args[0]); ok {
+	if s, ok := lang.ConstStrOf(c.Args[0]); ok {
 		if len(c.Args) == 2 {
 			n, ok := intConst(c.Args[1])
 			if !ok {
@@ -559,7 +542,7 @@ func genStr(g Gen, c *Call) error {
 func genTime(g Gen, c *Call) error {
 	format := "%H:%M:%S\n"
 	if len(c.Args) == 1 {
-		s, ok := litString(c.Args[0])
+		s, ok := lang.ConstStrOf(c.Args[0])
 		if !ok {
 			return fmt.Errorf("time() format must be a string literal")
 		}
@@ -629,7 +612,7 @@ func genOverride(g Gen, c *Call) error {
 }
 
 func genReg(g Gen, c *Call) error {
-	name, ok := litString(c.Args[0])
+	name, ok := lang.ConstStrOf(c.Args[0])
 	off, known := RegOffset(runtime.GOARCH, name)
 	if !ok || !known {
 		return fmt.Errorf("reg(): unknown register %q", name)
@@ -645,7 +628,7 @@ func genReg(g Gen, c *Call) error {
 // (/sys/kernel/tracing/trace_pipe), not to gotrace's output. Integers and
 // pointers are passed as values, strings by address.
 func genDebugf(g Gen, c *Call) error {
-	format, ok := litString(c.Args[0])
+	format, ok := lang.ConstStrOf(c.Args[0])
 	if !ok {
 		return fmt.Errorf("debugf() needs a string literal format")
 	}
@@ -964,7 +947,7 @@ func seqClause(p *lang.Probe) bool {
 		}
 		switch call.Name {
 		case "printf":
-			f, isLit := litString(call.Args[0])
+			f, isLit := lang.ConstStrOf(call.Args[0])
 			ok = isLit && seqPrintfOK(f, call.Args[1:])
 		case "print", "time", "cat", "system", "join", "errorf", "warnf", "debugf":
 			ok = false

@@ -271,7 +271,7 @@ func genMacaddr(g Gen, c *Call) error {
 // genStrftime: a Timestamp value, [0:8] the id of an EvTime event holding
 // the format (never emitted as a record), [8:16] nsecs.
 func genStrftime(g Gen, c *Call) error {
-	format, ok := litString(c.Args[0])
+	format, ok := lang.ConstStrOf(c.Args[0])
 	if !ok {
 		return fmt.Errorf("the format must be a string literal")
 	}
@@ -304,7 +304,7 @@ const pseudoBTFID = asm.Register(3)
 // variable's address on this CPU; percpu_kaddr(name, cpu) is
 // bpf_per_cpu_ptr(&name, cpu), 0 for a CPU that does not exist.
 func genPercpuKaddr(g Gen, c *Call) error {
-	name, ok := litString(c.Args[0])
+	name, ok := lang.ConstStrOf(c.Args[0])
 	if !ok {
 		return fmt.Errorf("the variable must be a string literal")
 	}
@@ -343,7 +343,7 @@ func genPercpuKaddr(g Gen, c *Call) error {
 
 // genKaddr resolves the symbol at compile time: the value is a constant.
 func genKaddr(g Gen, c *Call) error {
-	name, ok := litString(c.Args[0])
+	name, ok := lang.ConstStrOf(c.Args[0])
 	if !ok {
 		return fmt.Errorf("the symbol must be a string literal")
 	}
@@ -358,7 +358,7 @@ func genKaddr(g Gen, c *Call) error {
 // genUaddr resolves a symbol of the probed binary at compile time (its
 // st_value, as bpftrace).
 func genUaddr(g Gen, c *Call) error {
-	name, ok := litString(c.Args[0])
+	name, ok := lang.ConstStrOf(c.Args[0])
 	if !ok {
 		return fmt.Errorf("the symbol must be a string literal")
 	}
@@ -457,7 +457,7 @@ func elfSymbol(path, name string) (elf.Symbol, error) {
 // genCgroupid: the cgroup id of a cgroupfs path is its kernfs node id,
 // which the kernel gives as the file handle (bpftrace does the same).
 func genCgroupid(g Gen, c *Call) error {
-	path, ok := litString(c.Args[0])
+	path, ok := lang.ConstStrOf(c.Args[0])
 	if !ok {
 		return fmt.Errorf("the path must be a string literal")
 	}
@@ -530,7 +530,7 @@ func JoinArgsType() *types.Type {
 func genJoin(g Gen, c *Call) error {
 	sep := " "
 	if len(c.Args) == 2 {
-		s, ok := litString(c.Args[1])
+		s, ok := lang.ConstStrOf(c.Args[1])
 		if !ok {
 			return fmt.Errorf("the separator must be a string literal")
 		}
@@ -604,7 +604,7 @@ func Pton(s string) ([]byte, error) {
 // genPton stores the address's bytes, known at compile time, in scratch
 // memory: the value is a uint8 array.
 func genPton(g Gen, c *Call) error {
-	s, ok := litString(c.Args[0])
+	s, ok := lang.ConstStrOf(c.Args[0])
 	if !ok {
 		return fmt.Errorf("pton() needs a string literal")
 	}

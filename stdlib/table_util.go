@@ -60,7 +60,7 @@ func utilRows() []*Builtin {
 // genStrlen counts the bytes before the NUL, one compare per byte of the
 // string's size (a constant string is counted at compile time).
 func genStrlen(g Gen, c *Call) error {
-	if s, ok := litString(c.Args[0]); ok {
+	if s, ok := lang.ConstStrOf(c.Args[0]); ok {
 		g.Emit(asm.Mov.Imm(asm.R0, int32(len(s))))
 		g.SetResult(asm.R0)
 		return nil

@@ -20,7 +20,7 @@ func intAgg(name string, kind types.Kind, gen GenFunc, doc string) *Builtin {
 				return types.Agg(kind, true)
 			}
 			if !isInt(a) && a.Kind != types.Pointer {
-				c.Errorf(call.Expr, "%s() only supports integer arguments (%s provided)", name, KindOfValue(a))
+				c.Errorf(call.Expr, "%s() only supports integer arguments (%s provided)", name, types.KindWord(a, types.AsArg))
 				return types.InvalidType
 			}
 			return types.Agg(kind, a.Signed || a.Kind != types.Int)
@@ -44,7 +44,7 @@ func aggRows() []*Builtin {
 			Check: func(c Checker, call *Call) *types.Type {
 				a := call.Args[0].Type()
 				if !invalid(a) && !isInt(a) {
-					c.Errorf(call.Expr, "hist() only supports integer arguments (%s provided)", KindOfValue(a))
+					c.Errorf(call.Expr, "hist() only supports integer arguments (%s provided)", types.KindWord(a, types.AsArg))
 					return types.InvalidType
 				}
 				t := types.Agg(types.Hist, true)
@@ -81,7 +81,7 @@ var tseriesAggs = map[string]int64{"avg": types.TseriesAvg, "max": types.Tseries
 func checkTseries(c Checker, call *Call) *types.Type {
 	a := call.Args[0].Type()
 	if !invalid(a) && !isInt(a) {
-		c.Errorf(call.Expr, "tseries() only supports integer arguments (%s provided)", KindOfValue(a))
+		c.Errorf(call.Expr, "tseries() only supports integer arguments (%s provided)", types.KindWord(a, types.AsArg))
 		return types.InvalidType
 	}
 	interval, ok := c.ConstInt(call.Args[1])
@@ -122,7 +122,7 @@ func checkTseries(c Checker, call *Call) *types.Type {
 func checkLhist(c Checker, call *Call) *types.Type {
 	a := call.Args[0].Type()
 	if !invalid(a) && !isInt(a) {
-		c.Errorf(call.Expr, "lhist() only supports integer arguments (%s provided)", KindOfValue(a))
+		c.Errorf(call.Expr, "lhist() only supports integer arguments (%s provided)", types.KindWord(a, types.AsArg))
 		return types.InvalidType
 	}
 	var p [3]int64

@@ -76,7 +76,7 @@ func funcRows() []*Builtin {
 				}
 				for _, a := range call.Args[1:] {
 					if t := a.Type(); !invalid(t) && !isInt(t) && t.Kind != types.Pointer && t.Kind != types.String {
-						c.Errorf(call.Expr, "debugf: only integers, pointers and strings can be printed (%s provided)", KindOfValue(t))
+						c.Errorf(call.Expr, "debugf: only integers, pointers and strings can be printed (%s provided)", types.KindWord(t, types.AsArg))
 					}
 				}
 				return types.NoneType
@@ -100,7 +100,7 @@ func funcRows() []*Builtin {
 			Check: func(c Checker, call *Call) *types.Type {
 				if len(call.Args) == 1 {
 					if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
-						c.Errorf(call.Expr, "exit() only supports integer arguments (%s provided)", KindOfValue(t))
+						c.Errorf(call.Expr, "exit() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					}
 				}
 				return types.NoneType
@@ -125,7 +125,7 @@ func funcRows() []*Builtin {
 				if len(call.Args) == 2 {
 					t := call.Args[1].Type()
 					if !invalid(t) && !isInt(t) {
-						c.Errorf(call.Expr, "str() only supports integer arguments (%s provided)", KindOfValue(t))
+						c.Errorf(call.Expr, "str() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 						return types.InvalidType
 					}
 					if v, ok := c.ConstInt(call.Args[1]); ok {
@@ -191,7 +191,7 @@ func funcRows() []*Builtin {
 			Doc: "cgroup id printed as its path",
 			Check: func(c Checker, call *Call) *types.Type {
 				if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
-					c.Errorf(call.Expr, "cgroup_path() only supports integer arguments (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "cgroup_path() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				// The id is the value (compiler/ABI.md: Size bytes); the filter,
@@ -210,7 +210,7 @@ func funcRows() []*Builtin {
 			Doc: "errno printed as its message",
 			Check: func(c Checker, call *Call) *types.Type {
 				if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
-					c.Errorf(call.Expr, "strerror() only supports integer arguments (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "strerror() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				return &types.Type{Kind: types.Strerror, Size: 8}
@@ -219,7 +219,7 @@ func funcRows() []*Builtin {
 			Doc: "name of x86-64 system call nr (\"\" if unknown), as a string",
 			Check: func(c Checker, call *Call) *types.Type {
 				if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
-					c.Errorf(call.Expr, "syscall_name() only supports integer arguments (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "syscall_name() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				return types.StringType(SyscallNameSize)
@@ -229,7 +229,7 @@ func funcRows() []*Builtin {
 			Doc: "true if ptr is an error pointer (the kernel's IS_ERR: one of the last MAX_ERRNO = 4095 addresses, ERR_PTR(-errno))",
 			Check: func(c Checker, call *Call) *types.Type {
 				if t := call.Args[0].Type(); !invalid(t) && !isInt(t) && t.Kind != types.Pointer {
-					c.Errorf(call.Expr, "is_err() expects a pointer or integer argument (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "is_err() expects a pointer or integer argument (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				return types.BoolType
@@ -238,7 +238,7 @@ func funcRows() []*Builtin {
 			Doc: "description of signal sig as strsignal(3) words it (\"Interrupt\" for 2; \"N/A\" if unknown), as a string",
 			Check: func(c Checker, call *Call) *types.Type {
 				if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
-					c.Errorf(call.Expr, "signal_name() only supports integer arguments (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "signal_name() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				return types.StringType(SignalNameSize)
@@ -250,7 +250,7 @@ func funcRows() []*Builtin {
 			ProbeError: func(Checker, *Call, string) string { return "override can only be used with kprobes." },
 			Check: func(c Checker, call *Call) *types.Type {
 				if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
-					c.Errorf(call.Expr, "override() only supports integer arguments (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "override() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				return types.NoneType
@@ -269,7 +269,7 @@ func funcRows() []*Builtin {
 					return types.InvalidType
 				}
 				if t.Kind != types.Int {
-					c.Errorf(call.Expr, "bswap() only supports integer arguments (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "bswap() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				return types.IntType(t.Size, false)
@@ -295,7 +295,7 @@ func withSpace(c Checker, call *Call, sp types.AddrSpace) *types.Type {
 		cp := *t
 		return &cp
 	}
-	c.Errorf(call.Expr, "%s() only supports pointer arguments (%s provided)", call.Name, KindOfValue(t))
+	c.Errorf(call.Expr, "%s() only supports pointer arguments (%s provided)", call.Name, types.KindWord(t, types.AsArg))
 	return types.InvalidType
 }
 
@@ -337,7 +337,7 @@ func signalRow(name string, fn asm.BuiltinFunc, helper, doc string) *Builtin {
 				return types.NoneType
 			}
 			if t := a.Type(); !invalid(t) && !isInt(t) {
-				c.Errorf(call.Expr, "%s() only accepts a string literal or integer (%s provided)", name, KindOfValue(t))
+				c.Errorf(call.Expr, "%s() only accepts a string literal or integer (%s provided)", name, types.KindWord(t, types.AsArg))
 				return types.InvalidType
 			}
 			return types.NoneType

@@ -348,9 +348,11 @@ func signalRow(name string, fn asm.BuiltinFunc, helper, doc string) *Builtin {
 // time, cat, system, exit ...) become ring-buffer records; the format
 // strings stay in Spec.Events.
 
-// genMapCall is a function of a whole map (delete, clear, zero, has_key):
-// the compiler's map code emits it.
-func genMapCall(g Gen, c *Call) error { return g.MapCall(c) }
+// genMapCall is a function of a map (delete, clear, zero, has_key, find):
+// the compiler's map code emits op.
+func genMapCall(op MapOp) GenFunc {
+	return func(g Gen, c *Call) error { return g.MapCall(c, op) }
+}
 
 func genSignal(fn asm.BuiltinFunc) GenFunc {
 	return func(g Gen, c *Call) error {
@@ -564,7 +566,7 @@ func genExit(g Gen, c *Call) error {
 func genPrint(g Gen, c *Call) error {
 	if len(c.Args) > 0 {
 		if _, ok := c.Args[0].(*lang.MapExpr); ok && len(c.Args[0].(*lang.MapExpr).Keys) == 0 {
-			return g.MapCall(c)
+			return g.MapCall(c, MapPrint)
 		}
 	}
 	_, err := g.Event(EvPrintNonMap, "", "", c.Args)

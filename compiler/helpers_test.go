@@ -40,6 +40,7 @@ func (b *tb) l() lang.Loc { return b.at(b.line) }
 func (b *tb) int(v int64, t *types.Type) *lang.IntLit {
 	e := &lang.IntLit{Loc: b.l(), Value: uint64(v)}
 	e.SetType(t)
+	e.SetFolded(&lang.Const{Int: v, IsInt: true}) // as the checker folds it
 	return e
 }
 

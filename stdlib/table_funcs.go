@@ -395,18 +395,9 @@ func RegOffset(goarch, name string) (int16, bool) {
 	return 0, false
 }
 
-func intConst(e lang.Expr) (int64, bool) {
-	if v, ok := lang.ConstOf(e); ok { // folded by the checker
-		return v, true
-	}
-	switch e := e.(type) {
-	case *lang.IntLit:
-		return int64(e.Value), true
-	case *lang.PositionalExpr:
-		return e.Int, e.IsInt
-	}
-	return 0, false
-}
+// intConst is the value of a constant integer argument, as the checker
+// folded it.
+func intConst(e lang.Expr) (int64, bool) { return lang.ConstOf(e) }
 
 func genFormatEvent(kind EventKind) GenFunc {
 	return func(g Gen, c *Call) error {

@@ -10,10 +10,27 @@ import (
 	"github.com/gotrace/gotrace/stdlib"
 )
 
-// isArgs reports whether e is the probe's `args`.
-func isArgs(e lang.Expr) bool {
+// isArgs reports whether e is the probe's `args`. With isProbe, the one
+// place the compiler names a builtin variable: how a clause is split into
+// programs depends on them, and no row field says so.
+func isArgs(e lang.Node) bool {
 	b, ok := e.(*lang.BuiltinExpr)
 	return ok && b.Name == "args"
+}
+
+// isProbe reports whether e is `probe`, a constant of each program.
+func isProbe(e lang.Node) bool {
+	b, ok := e.(*lang.BuiltinExpr)
+	return ok && b.Name == "probe"
+}
+
+// argsInRegs reports whether ap's `args` are the function's parameters in
+// the argument registers of its pt_regs (the probe table: DWARF
+// parameters, argN from the registers: a uprobe, not a uretprobe, where
+// the registers are gone).
+func argsInRegs(ap *lang.AttachPoint) bool {
+	t := ap.Provider.Type()
+	return t.Args == lang.ArgsDWARF && t.ArgN == lang.ArgNRegs
 }
 
 func recordOf(t *types.Type) *types.Type {
@@ -46,7 +63,7 @@ func (g *gen) argsField(f *lang.FieldExpr) (off int, wide bool, err error) {
 		}
 		return 0, false, g.errorf(f, "args has no field %s", f.Field)
 	case lang.CtxPtRegs:
-		if g.ap.Provider != lang.ProbeUprobe {
+		if !argsInRegs(g.ap) {
 			break // uretprobe: the argument registers are gone
 		}
 		// DWARF parameters: the i-th sits in the i-th argument register
@@ -323,7 +340,7 @@ func (g *gen) readInt(e lang.Expr) (asm.Register, error) {
 // argument register into the record's layout, padding zeroed (the value
 // may be a map key).
 func (g *gen) argsValue(e lang.Expr, t *types.Type) (mem, error) {
-	if g.ap.Provider != lang.ProbeUprobe || t == nil || t.Kind != types.Record {
+	if !argsInRegs(g.ap) || t == nil || t.Kind != types.Record {
 		return mem{}, g.errorf(e, "args can only be used whole in uprobe probes")
 	}
 	m := g.allocMem(t.Size)
@@ -355,7 +372,7 @@ func (g *gen) argsValue(e lang.Expr, t *types.Type) (mem, error) {
 // readMem reads a non-integer value through a field, index or dereference.
 func (g *gen) readMem(e lang.Expr) (mem, error) {
 	t := e.Type()
-	if u, ok := e.(*lang.UnaryExpr); ok && u.Op == "*" && isArgs(u.X) && g.ap.Provider == lang.ProbeUprobe {
+	if u, ok := e.(*lang.UnaryExpr); ok && u.Op == "*" && isArgs(u.X) && argsInRegs(g.ap) {
 		// *args of a uprobe: its parameters live in registers, not in
 		// memory at the context.
 		return g.argsValue(e, t)

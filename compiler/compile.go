@@ -241,10 +241,10 @@ func (c *compiler) groupAttach(p *lang.Probe) ([][]*lang.AttachPoint, error) {
 	usesProbe, usesArgs := false, false
 	fields := map[string]bool{} // the args fields the clause reads
 	lang.Inspect(p, func(n lang.Node) bool {
-		if b, ok := n.(*lang.BuiltinExpr); ok && b.Name == "probe" {
+		if isProbe(n) {
 			usesProbe = true
 		}
-		if b, ok := n.(*lang.BuiltinExpr); ok && b.Name == "args" {
+		if isArgs(n) {
 			usesArgs = true
 		}
 		if f, ok := n.(*lang.FieldExpr); ok && isArgs(f.X) {

@@ -10,54 +10,18 @@ import (
 	"github.com/gotrace/gotrace/stdlib"
 )
 
-// constInt returns the value of a constant integer expression: the value
-// the checker folded (lang/check's fold.go, the one evaluator), or for
-// programs typed without it (tests build typed ASTs by hand) a literal's.
-func (g *gen) constInt(e lang.Expr) (int64, bool) {
-	if v, ok := lang.ConstOf(e); ok {
-		return v, true
-	}
-	switch e := e.(type) {
-	case *lang.IntLit:
-		return int64(e.Value), true
-	case *lang.BoolLit:
-		if e.Value {
-			return 1, true
-		}
-		return 0, true
-	case *lang.PositionalExpr:
-		if e.Count {
-			return int64(len(g.c.res.Opts.Params)), true
-		}
-		if e.IsInt {
-			return e.Int, true
-		}
-		if t := e.Type(); t != nil && t.IsInteger() {
-			return 0, true // an absent parameter used as an integer is 0
-		}
-	case *lang.IdentExpr:
-		if e.IsEnum {
-			return e.Value, true
-		}
-	case *lang.SizeofExpr:
-		return int64(e.Val), true
-	case *lang.OffsetofExpr:
-		return int64(e.Val), true
-	}
-	return 0, false
-}
+// constInt returns the value of a constant integer expression, as the
+// checker folded it (lang/check's fold.go, the one evaluator).
+func (g *gen) constInt(e lang.Expr) (int64, bool) { return lang.ConstOf(e) }
 
-// constStr returns the value of a constant string expression.
+// constStr returns the text of a constant string expression, as the checker
+// folded it (lang.ConstStrOf). A call (str($1)) is compiled through its row,
+// which reads the same folded text.
 func constStr(e lang.Expr) (string, bool) {
-	switch e := e.(type) {
-	case *lang.StrLit:
-		return e.Value, true
-	case *lang.PositionalExpr:
-		if t := e.Type(); t != nil && t.Kind == types.String {
-			return e.Text, true
-		}
+	if _, isCall := e.(*lang.CallExpr); isCall {
+		return "", false
 	}
-	return "", false
+	return lang.ConstStrOf(e)
 }
 
 // nopJump is "goto pc+0".

@@ -40,12 +40,14 @@ func (b *tb) l() lang.Loc { return b.at(b.line) }
 func (b *tb) int(v int64, t *types.Type) *lang.IntLit {
 	e := &lang.IntLit{Loc: b.l(), Value: uint64(v)}
 	e.SetType(t)
+	e.SetFolded(&lang.Const{Int: v, IsInt: true}) // as the checker folds it
 	return e
 }
 
 func (b *tb) str(s string) *lang.StrLit {
 	e := &lang.StrLit{Loc: b.l(), Value: s}
 	e.SetType(types.StringType(len(s) + 1))
+	e.SetFolded(&lang.Const{Str: s, IsStr: true}) // as the checker folds it
 	return e
 }
 

@@ -451,7 +451,7 @@ func (g *gen) Event(kind stdlib.EventKind, format, mapName string, args []lang.E
 }
 
 // MapCall implements stdlib.Gen for the map functions.
-func (g *gen) MapCall(c *stdlib.Call) error {
+func (g *gen) MapCall(c *stdlib.Call, op stdlib.MapOp) error {
 	if len(c.Args) == 0 {
 		return g.errorf(c.Expr, "%s() needs a map argument", c.Name)
 	}
@@ -459,8 +459,8 @@ func (g *gen) MapCall(c *stdlib.Call) error {
 	if !ok {
 		return g.errorf(c.Args[0], "%s() expects a map", c.Name)
 	}
-	switch c.Name {
-	case "delete":
+	switch op {
+	case stdlib.MapDelete:
 		if len(c.Args) == 2 && len(me.Keys) == 0 {
 			// delete(@m, key): the key as a separate argument.
 			k := *me
@@ -471,7 +471,7 @@ func (g *gen) MapCall(c *stdlib.Call) error {
 			return g.mapDelete(c.Expr, &k)
 		}
 		return g.mapDelete(c.Expr, me)
-	case "has_key":
+	case stdlib.MapHasKey:
 		k := *me
 		if len(c.Args) == 2 {
 			k.Keys = []lang.Expr{c.Args[1]}
@@ -494,7 +494,7 @@ func (g *gen) MapCall(c *stdlib.Call) error {
 		g.emit(nopJump())
 		g.SetResult(asm.R0)
 		return nil
-	case "find":
+	case stdlib.MapFind:
 		// find(@m[key], $v), as the checker rewrote it: the key's lookup,
 		// then (found) the assignment $v = @m[key].
 		if len(c.Args) != 2 || len(me.Keys) == 0 {
@@ -522,18 +522,18 @@ func (g *gen) MapCall(c *stdlib.Call) error {
 		g.emit(nopJump())
 		g.SetResult(asm.R0)
 		return nil
-	case "len":
+	case stdlib.MapLen:
 		if err := g.mapLen(me); err != nil {
 			return err
 		}
 		g.SetResult(asm.R0)
 		return nil
-	case "clear", "zero", "print":
+	case stdlib.MapClear, stdlib.MapZero, stdlib.MapPrint:
 		ms, _, err := g.c.userMap(me.Info)
 		if err != nil || me.Info == nil {
 			return g.errorf(me, "map %s has no type", me.Name)
 		}
-		kind := map[string]stdlib.EventKind{"clear": stdlib.EvClear, "zero": stdlib.EvZero, "print": stdlib.EvPrint}[c.Name]
+		kind := map[stdlib.MapOp]stdlib.EventKind{stdlib.MapClear: stdlib.EvClear, stdlib.MapZero: stdlib.EvZero, stdlib.MapPrint: stdlib.EvPrint}[op]
 		_, err = g.Event(kind, "", ms.Name, c.Args[1:])
 		return err
 	}

@@ -113,13 +113,13 @@ func useOf(p *lang.Probe) clauseUse {
 	lang.Inspect(p, func(n lang.Node) bool {
 		switch n := n.(type) {
 		case *lang.BuiltinExpr:
-			switch n.Name {
-			case "probe":
+			switch {
+			case isProbe(n):
 				u.probe = true
-			case "args":
+			case isArgs(n):
 				u.args = true
 				argsN++
-			case "kstack":
+			case n.Name == "kstack":
 				u.kstack = true
 			}
 		case *lang.CallExpr:

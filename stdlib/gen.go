@@ -78,9 +78,9 @@ type Gen interface {
 	// Aggregate emits the update of the map the aggregation call c is
 	// assigned to, as described by op.
 	Aggregate(c *Call, op AggOp) error
-	// MapCall emits delete/clear/zero/print(@m)/has_key/len on the map
-	// argument of c.
-	MapCall(c *Call) error
+	// MapCall emits op (delete, has_key, find, len, clear, zero, print)
+	// on the map argument of c.
+	MapCall(c *Call, op MapOp) error
 	// Return emits the program's exit (return 0).
 	Return()
 	// MapRef emits dst = pointer to the internal map named name, creating
@@ -161,6 +161,20 @@ type InternalMap struct {
 }
 
 // AggOp describes how an aggregation updates its map value in place.
+// MapOp is what a function of a map (a MapFunc row) does with it: the row
+// says it, the compiler's map code emits it.
+type MapOp uint8
+
+const (
+	MapDelete MapOp = iota // delete(@m[k]), delete(@m, k)
+	MapHasKey              // has_key(@m, k)
+	MapFind                // find(@m[k], $v), as the checker rewrote it
+	MapLen                 // len(@m)
+	MapClear               // clear(@m): an EvClear event
+	MapZero                // zero(@m): an EvZero event
+	MapPrint               // print(@m[, top[, div]]): an EvPrint event
+)
+
 type AggOp struct {
 	// Kind is the aggregation's value kind (types.Count ...).
 	Kind types.Kind

@@ -125,31 +125,6 @@ func Names(kind ...Kind) []string {
 	return out
 }
 
-// KindOfValue names a type as bpftrace's argument messages do ("integer",
-// "string", "none" ...).
-func KindOfValue(t *types.Type) string {
-	if t == nil {
-		return "none"
-	}
-	switch t.Kind {
-	case types.Int, types.Bool, types.Enum:
-		return "integer"
-	case types.Pointer, types.Ctx:
-		// bpftrace 0.17 calls pointers integers in argument messages.
-		return "integer"
-	case types.Invalid, types.None:
-		return "none"
-	case types.Record:
-		return "record"
-	}
-	if printsAsString(t) {
-		// Symbols, stacks, timestamps ... print as text: bpftrace calls
-		// them strings.
-		return "string"
-	}
-	return t.Kind.String()
-}
-
 // TypeName spells t as bpftrace 0.17's messages do: "int64",
 // "unsigned int32", "string[16]", "struct task_struct *", "count" ...
 func TypeName(t *types.Type) string { return t.Spell(true) }
@@ -175,7 +150,7 @@ func wantStrLit(c Checker, call *Call, i int) (string, bool) {
 	if s, ok := c.ConstStr(a); ok {
 		return s, true
 	}
-	c.Errorf(call.Expr, "%s() expects a string literal (%s provided)", call.Name, KindOfValue(a.Type()))
+	c.Errorf(call.Expr, "%s() expects a string literal (%s provided)", call.Name, types.KindWord(a.Type(), types.AsArg))
 	return "", false
 }
 
@@ -188,6 +163,6 @@ func wantIntLit(c Checker, call *Call, i int) (int64, bool) {
 	if v, ok := c.ConstInt(a); ok {
 		return v, true
 	}
-	c.Errorf(call.Expr, "%s() expects a integer literal (%s provided)", call.Name, KindOfValue(a.Type()))
+	c.Errorf(call.Expr, "%s() expects a integer literal (%s provided)", call.Name, types.KindWord(a.Type(), types.AsArg))
 	return 0, false
 }

@@ -20,7 +20,7 @@ func intAgg(name string, kind types.Kind, gen GenFunc, doc string) *Builtin {
 				return types.Agg(kind, true)
 			}
 			if !isInt(a) && a.Kind != types.Pointer {
-				c.Errorf(call.Expr, "%s() only supports integer arguments (%s provided)", name, KindOfValue(a))
+				c.Errorf(call.Expr, "%s() only supports integer arguments (%s provided)", name, types.KindWord(a, types.AsArg))
 				return types.InvalidType
 			}
 			return types.Agg(kind, a.Signed || a.Kind != types.Int)
@@ -44,7 +44,7 @@ func aggRows() []*Builtin {
 			Check: func(c Checker, call *Call) *types.Type {
 				a := call.Args[0].Type()
 				if !invalid(a) && !isInt(a) {
-					c.Errorf(call.Expr, "hist() only supports integer arguments (%s provided)", KindOfValue(a))
+					c.Errorf(call.Expr, "hist() only supports integer arguments (%s provided)", types.KindWord(a, types.AsArg))
 					return types.InvalidType
 				}
 				t := types.Agg(types.Hist, true)
@@ -81,7 +81,7 @@ var tseriesAggs = map[string]int64{"avg": types.TseriesAvg, "max": types.Tseries
 func checkTseries(c Checker, call *Call) *types.Type {
 	a := call.Args[0].Type()
 	if !invalid(a) && !isInt(a) {
-		c.Errorf(call.Expr, "tseries() only supports integer arguments (%s provided)", KindOfValue(a))
+		c.Errorf(call.Expr, "tseries() only supports integer arguments (%s provided)", types.KindWord(a, types.AsArg))
 		return types.InvalidType
 	}
 	interval, ok := c.ConstInt(call.Args[1])
@@ -122,7 +122,7 @@ func checkTseries(c Checker, call *Call) *types.Type {
 func checkLhist(c Checker, call *Call) *types.Type {
 	a := call.Args[0].Type()
 	if !invalid(a) && !isInt(a) {
-		c.Errorf(call.Expr, "lhist() only supports integer arguments (%s provided)", KindOfValue(a))
+		c.Errorf(call.Expr, "lhist() only supports integer arguments (%s provided)", types.KindWord(a, types.AsArg))
 		return types.InvalidType
 	}
 	var p [3]int64
@@ -190,7 +190,7 @@ func wholeMapArg(c Checker, call *Call) bool {
 
 func mapFuncRows() []*Builtin {
 	return []*Builtin{
-		&Builtin{Name: "delete", Gen: genMapCall, Kind: MapFunc, Flags: ElemArg | KeyArg, Sig: "delete(@m[key]) | delete(@m, key)", MinArgs: 1, MaxArgs: 2,
+		&Builtin{Name: "delete", Gen: genMapCall(MapDelete), Kind: MapFunc, Flags: ElemArg | KeyArg, Sig: "delete(@m[key]) | delete(@m, key)", MinArgs: 1, MaxArgs: 2,
 			Helpers: []string{"bpf_map_delete_elem"}, Doc: "delete one element of a map",
 			Check: func(c Checker, call *Call) *types.Type {
 				if _, ok := mapArg(c, call, 0); !ok {
@@ -202,10 +202,10 @@ func mapFuncRows() []*Builtin {
 				}
 				return types.NoneType
 			}},
-		&Builtin{Name: "clear", Gen: genMapCall, Kind: MapFunc, Sig: "clear(@m)", MinArgs: 1, MaxArgs: 1,
+		&Builtin{Name: "clear", Gen: genMapCall(MapClear), Kind: MapFunc, Sig: "clear(@m)", MinArgs: 1, MaxArgs: 1,
 			Doc:   "delete every element of a map",
 			Check: wholeMapRule(types.NoneType)},
-		&Builtin{Name: "zero", Gen: genMapCall, Kind: MapFunc, Sig: "zero(@m)", MinArgs: 1, MaxArgs: 1,
+		&Builtin{Name: "zero", Gen: genMapCall(MapZero), Kind: MapFunc, Sig: "zero(@m)", MinArgs: 1, MaxArgs: 1,
 			Doc:   "set every value of a map to zero",
 			Check: wholeMapRule(types.NoneType)},
 		&Builtin{Name: "len", Gen: genLen, Kind: MapFunc, Sig: "len(@m) | len(kstack|ustack)", MinArgs: 1, MaxArgs: 1,
@@ -216,7 +216,7 @@ func mapFuncRows() []*Builtin {
 				}
 				return wholeMapRule(types.S64)(c, call)
 			}},
-		&Builtin{Name: "has_key", Gen: genMapCall, Kind: MapFunc, Flags: KeyArg | KeyedMap, Sig: "has_key(@m, key)", MinArgs: 2, MaxArgs: 2,
+		&Builtin{Name: "has_key", Gen: genMapCall(MapHasKey), Kind: MapFunc, Flags: KeyArg | KeyedMap, Sig: "has_key(@m, key)", MinArgs: 2, MaxArgs: 2,
 			Helpers: []string{"bpf_map_lookup_elem"}, Doc: "whether a map holds key",
 			Check: wholeMapRule(types.BoolType)},
 		&Builtin{Name: "print", Gen: genPrint, Kind: MapFunc, Flags: ElemArg | CheckBadArgs | LoopWarn017, Sig: "print(@m[, int top[, int div]]) | print(value)",
@@ -537,4 +537,4 @@ func genLhist(g Gen, c *Call) error {
 		Bucket: linearBucket(min, max, step), Update: addImm(0, 1), Init: storeImm(1)})
 }
 
-func genFind(g Gen, c *Call) error { return g.MapCall(c) }
+func genFind(g Gen, c *Call) error { return g.MapCall(c, MapFind) }

@@ -47,21 +47,11 @@ func ParseFormat(s string) []FormatVerb {
 	return out
 }
 
-// printsAsString reports whether values of t print as text (%s).
 // enumNames reports whether the checker prints enum values by name (bpftrace
 // 0.26, where printf's %s takes an enum; 0.22 added it).
 func enumNames(c Checker) bool {
 	e, ok := c.(interface{ EnumNames() bool })
 	return ok && e.EnumNames()
-}
-
-func printsAsString(t *types.Type) bool {
-	switch t.Kind {
-	case types.String, types.Ksym, types.Usym, types.Probe, types.Username, types.Stack,
-		types.Inet, types.Timestamp, types.MacAddr, types.CgroupPath, types.Strerror:
-		return true
-	}
-	return false
 }
 
 // checkFormat validates call.Args[first:] against the format in
@@ -92,17 +82,17 @@ func checkFormat(c Checker, call *Call, fn string, first int) {
 		got := ""
 		switch want {
 		case "string":
-			if !printsAsString(t) && !(t.Kind == types.Enum && enumNames(c)) {
-				got = KindOfValue(t)
+			if !t.PrintsAsText() && !(t.Kind == types.Enum && enumNames(c)) {
+				got = types.KindWord(t, types.AsArg)
 			}
 		case "buffer":
 			if t.Kind != types.Buffer {
-				got = KindOfValue(t)
+				got = types.KindWord(t, types.AsArg)
 			}
 		default:
-			if !t.IsInteger() || printsAsString(t) {
+			if !t.IsInteger() || t.PrintsAsText() {
 				if t.Kind != types.Pointer && t.Kind != types.Ctx {
-					got = KindOfValue(t)
+					got = types.KindWord(t, types.AsArg)
 				}
 			}
 		}

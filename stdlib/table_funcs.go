@@ -76,7 +76,7 @@ func funcRows() []*Builtin {
 				}
 				for _, a := range call.Args[1:] {
 					if t := a.Type(); !invalid(t) && !isInt(t) && t.Kind != types.Pointer && t.Kind != types.String {
-						c.Errorf(call.Expr, "debugf: only integers, pointers and strings can be printed (%s provided)", KindOfValue(t))
+						c.Errorf(call.Expr, "debugf: only integers, pointers and strings can be printed (%s provided)", types.KindWord(t, types.AsArg))
 					}
 				}
 				return types.NoneType
@@ -100,7 +100,7 @@ func funcRows() []*Builtin {
 			Check: func(c Checker, call *Call) *types.Type {
 				if len(call.Args) == 1 {
 					if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
-						c.Errorf(call.Expr, "exit() only supports integer arguments (%s provided)", KindOfValue(t))
+						c.Errorf(call.Expr, "exit() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					}
 				}
 				return types.NoneType
@@ -125,7 +125,7 @@ func funcRows() []*Builtin {
 				if len(call.Args) == 2 {
 					t := call.Args[1].Type()
 					if !invalid(t) && !isInt(t) {
-						c.Errorf(call.Expr, "str() only supports integer arguments (%s provided)", KindOfValue(t))
+						c.Errorf(call.Expr, "str() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 						return types.InvalidType
 					}
 					if v, ok := c.ConstInt(call.Args[1]); ok {
@@ -191,7 +191,7 @@ func funcRows() []*Builtin {
 			Doc: "cgroup id printed as its path",
 			Check: func(c Checker, call *Call) *types.Type {
 				if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
-					c.Errorf(call.Expr, "cgroup_path() only supports integer arguments (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "cgroup_path() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				// The id is the value (compiler/ABI.md: Size bytes); the filter,
@@ -210,7 +210,7 @@ func funcRows() []*Builtin {
 			Doc: "errno printed as its message",
 			Check: func(c Checker, call *Call) *types.Type {
 				if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
-					c.Errorf(call.Expr, "strerror() only supports integer arguments (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "strerror() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				return &types.Type{Kind: types.Strerror, Size: 8}
@@ -219,7 +219,7 @@ func funcRows() []*Builtin {
 			Doc: "name of x86-64 system call nr (\"\" if unknown), as a string",
 			Check: func(c Checker, call *Call) *types.Type {
 				if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
-					c.Errorf(call.Expr, "syscall_name() only supports integer arguments (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "syscall_name() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				return types.StringType(SyscallNameSize)
@@ -229,7 +229,7 @@ func funcRows() []*Builtin {
 			Doc: "true if ptr is an error pointer (the kernel's IS_ERR: one of the last MAX_ERRNO = 4095 addresses, ERR_PTR(-errno))",
 			Check: func(c Checker, call *Call) *types.Type {
 				if t := call.Args[0].Type(); !invalid(t) && !isInt(t) && t.Kind != types.Pointer {
-					c.Errorf(call.Expr, "is_err() expects a pointer or integer argument (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "is_err() expects a pointer or integer argument (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				return types.BoolType
@@ -238,7 +238,7 @@ func funcRows() []*Builtin {
 			Doc: "description of signal sig as strsignal(3) words it (\"Interrupt\" for 2; \"N/A\" if unknown), as a string",
 			Check: func(c Checker, call *Call) *types.Type {
 				if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
-					c.Errorf(call.Expr, "signal_name() only supports integer arguments (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "signal_name() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				return types.StringType(SignalNameSize)
@@ -250,7 +250,7 @@ func funcRows() []*Builtin {
 			ProbeError: func(Checker, *Call, string) string { return "override can only be used with kprobes." },
 			Check: func(c Checker, call *Call) *types.Type {
 				if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
-					c.Errorf(call.Expr, "override() only supports integer arguments (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "override() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				return types.NoneType
@@ -269,7 +269,7 @@ func funcRows() []*Builtin {
 					return types.InvalidType
 				}
 				if t.Kind != types.Int {
-					c.Errorf(call.Expr, "bswap() only supports integer arguments (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "bswap() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				return types.IntType(t.Size, false)
@@ -295,7 +295,7 @@ func withSpace(c Checker, call *Call, sp types.AddrSpace) *types.Type {
 		cp := *t
 		return &cp
 	}
-	c.Errorf(call.Expr, "%s() only supports pointer arguments (%s provided)", call.Name, KindOfValue(t))
+	c.Errorf(call.Expr, "%s() only supports pointer arguments (%s provided)", call.Name, types.KindWord(t, types.AsArg))
 	return types.InvalidType
 }
 
@@ -337,7 +337,7 @@ func signalRow(name string, fn asm.BuiltinFunc, helper, doc string) *Builtin {
 				return types.NoneType
 			}
 			if t := a.Type(); !invalid(t) && !isInt(t) {
-				c.Errorf(call.Expr, "%s() only accepts a string literal or integer (%s provided)", name, KindOfValue(t))
+				c.Errorf(call.Expr, "%s() only accepts a string literal or integer (%s provided)", name, types.KindWord(t, types.AsArg))
 				return types.InvalidType
 			}
 			return types.NoneType
@@ -348,15 +348,17 @@ func signalRow(name string, fn asm.BuiltinFunc, helper, doc string) *Builtin {
 // time, cat, system, exit ...) become ring-buffer records; the format
 // strings stay in Spec.Events.
 
-// genMapCall is a function of a whole map (delete, clear, zero, has_key):
-// the compiler's map code emits it.
-func genMapCall(g Gen, c *Call) error { return g.MapCall(c) }
+// genMapCall is a function of a map (delete, clear, zero, has_key, find):
+// the compiler's map code emits op.
+func genMapCall(op MapOp) GenFunc {
+	return func(g Gen, c *Call) error { return g.MapCall(c, op) }
+}
 
 func genSignal(fn asm.BuiltinFunc) GenFunc {
 	return func(g Gen, c *Call) error {
 		v, ok := intConst(c.Args[0])
 		if !ok {
-			s, isStr := litString(c.Args[0])
+			s, isStr := lang.ConstStrOf(c.Args[0])
 			if !isStr {
 				return fmt.Errorf("signal() needs a constant signal")
 			}
@@ -393,39 +395,13 @@ func RegOffset(goarch, name string) (int16, bool) {
 	return 0, false
 }
 
-func litString(e lang.Expr) (string, bool) {
-	switch e := e.(type) {
-	case *lang.StrLit:
-		return e.Value, true
-	case *lang.PositionalExpr:
-		return e.Text, true
-	case *lang.CallExpr:
-		// str($N) is the parameter's text (kaddr(str($1))).
-		if b, ok := Lookup(e.Name); ok && b.Has(StrOfParam) && len(e.Args) == 1 {
-			if p, ok := e.Args[0].(*lang.PositionalExpr); ok && !p.Count {
-				return p.Text, true
-			}
-		}
-	}
-	return "", false
-}
-
-func intConst(e lang.Expr) (int64, bool) {
-	if v, ok := lang.ConstOf(e); ok { // folded by the checker
-		return v, true
-	}
-	switch e := e.(type) {
-	case *lang.IntLit:
-		return int64(e.Value), true
-	case *lang.PositionalExpr:
-		return e.Int, e.IsInt
-	}
-	return 0, false
-}
+// intConst is the value of a constant integer argument, as the checker
+// folded it.
+func intConst(e lang.Expr) (int64, bool) { return lang.ConstOf(e) }
 
 func genFormatEvent(kind EventKind) GenFunc {
 	return func(g Gen, c *Call) error {
-		format, ok := litString(c.Args[0])
+		format, ok := lang.ConstStrOf(c.Args[0])
 		if !ok {
 			return fmt.Errorf("%s() format must be a string literal", c.Name)
 		}
@@ -450,7 +426,7 @@ func genIdentity(g Gen, c *Call) error {
 // parameter is a constant (its first n characters with a length n, as
 // bpftrace); any other string value is copied up to its NUL.
 func genStrOfString(g Gen, c *Call, size int) error {
-	if s, ok := litString(c.Args[0]); ok {
+	if s, ok := lang.ConstStrOf(c.Args[0]); ok {
 		if len(c.Args) == 2 {
 			n, ok := intConst(c.Args[1])
 			if !ok {
@@ -559,7 +535,7 @@ func genStr(g Gen, c *Call) error {
 func genTime(g Gen, c *Call) error {
 	format := "%H:%M:%S\n"
 	if len(c.Args) == 1 {
-		s, ok := litString(c.Args[0])
+		s, ok := lang.ConstStrOf(c.Args[0])
 		if !ok {
 			return fmt.Errorf("time() format must be a string literal")
 		}
@@ -581,7 +557,7 @@ func genExit(g Gen, c *Call) error {
 func genPrint(g Gen, c *Call) error {
 	if len(c.Args) > 0 {
 		if _, ok := c.Args[0].(*lang.MapExpr); ok && len(c.Args[0].(*lang.MapExpr).Keys) == 0 {
-			return g.MapCall(c)
+			return g.MapCall(c, MapPrint)
 		}
 	}
 	_, err := g.Event(EvPrintNonMap, "", "", c.Args)
@@ -629,7 +605,7 @@ func genOverride(g Gen, c *Call) error {
 }
 
 func genReg(g Gen, c *Call) error {
-	name, ok := litString(c.Args[0])
+	name, ok := lang.ConstStrOf(c.Args[0])
 	off, known := RegOffset(runtime.GOARCH, name)
 	if !ok || !known {
 		return fmt.Errorf("reg(): unknown register %q", name)
@@ -645,7 +621,7 @@ func genReg(g Gen, c *Call) error {
 // (/sys/kernel/tracing/trace_pipe), not to gotrace's output. Integers and
 // pointers are passed as values, strings by address.
 func genDebugf(g Gen, c *Call) error {
-	format, ok := litString(c.Args[0])
+	format, ok := lang.ConstStrOf(c.Args[0])
 	if !ok {
 		return fmt.Errorf("debugf() needs a string literal format")
 	}
@@ -964,7 +940,7 @@ func seqClause(p *lang.Probe) bool {
 		}
 		switch call.Name {
 		case "printf":
-			f, isLit := litString(call.Args[0])
+			f, isLit := lang.ConstStrOf(call.Args[0])
 			ok = isLit && seqPrintfOK(f, call.Args[1:])
 		case "print", "time", "cat", "system", "join", "errorf", "warnf", "debugf":
 			ok = false

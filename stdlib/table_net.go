@@ -44,7 +44,7 @@ func netRows() []*Builtin {
 					return types.InvalidType
 				}
 				if t := call.Args[2].Type(); !invalid(t) && !isInt(t) {
-					c.Errorf(call.Expr, "skboutput() only supports an integer length (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "skboutput() only supports an integer length (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				if v, ok := wantIntLit(c, call, 3); !ok {

@@ -140,7 +140,7 @@ func stackRow(name string, user bool) *Builtin {
 				}
 				v, ok := c.ConstInt(args[0])
 				if !ok {
-					c.Errorf(call.Expr, "%s() expects a integer literal (%s provided)", name, KindOfValue(args[0].Type()))
+					c.Errorf(call.Expr, "%s() expects a integer literal (%s provided)", name, types.KindWord(args[0].Type(), types.AsArg))
 					return types.InvalidType
 				}
 				if v > 1024 {

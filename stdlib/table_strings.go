@@ -271,7 +271,7 @@ func genMacaddr(g Gen, c *Call) error {
 // genStrftime: a Timestamp value, [0:8] the id of an EvTime event holding
 // the format (never emitted as a record), [8:16] nsecs.
 func genStrftime(g Gen, c *Call) error {
-	format, ok := litString(c.Args[0])
+	format, ok := lang.ConstStrOf(c.Args[0])
 	if !ok {
 		return fmt.Errorf("the format must be a string literal")
 	}
@@ -304,7 +304,7 @@ const pseudoBTFID = asm.Register(3)
 // variable's address on this CPU; percpu_kaddr(name, cpu) is
 // bpf_per_cpu_ptr(&name, cpu), 0 for a CPU that does not exist.
 func genPercpuKaddr(g Gen, c *Call) error {
-	name, ok := litString(c.Args[0])
+	name, ok := lang.ConstStrOf(c.Args[0])
 	if !ok {
 		return fmt.Errorf("the variable must be a string literal")
 	}
@@ -343,7 +343,7 @@ func genPercpuKaddr(g Gen, c *Call) error {
 
 // genKaddr resolves the symbol at compile time: the value is a constant.
 func genKaddr(g Gen, c *Call) error {
-	name, ok := litString(c.Args[0])
+	name, ok := lang.ConstStrOf(c.Args[0])
 	if !ok {
 		return fmt.Errorf("the symbol must be a string literal")
 	}
@@ -358,7 +358,7 @@ func genKaddr(g Gen, c *Call) error {
 // genUaddr resolves a symbol of the probed binary at compile time (its
 // st_value, as bpftrace).
 func genUaddr(g Gen, c *Call) error {
-	name, ok := litString(c.Args[0])
+	name, ok := lang.ConstStrOf(c.Args[0])
 	if !ok {
 		return fmt.Errorf("the symbol must be a string literal")
 	}
@@ -457,7 +457,7 @@ func elfSymbol(path, name string) (elf.Symbol, error) {
 // genCgroupid: the cgroup id of a cgroupfs path is its kernfs node id,
 // which the kernel gives as the file handle (bpftrace does the same).
 func genCgroupid(g Gen, c *Call) error {
-	path, ok := litString(c.Args[0])
+	path, ok := lang.ConstStrOf(c.Args[0])
 	if !ok {
 		return fmt.Errorf("the path must be a string literal")
 	}
@@ -530,7 +530,7 @@ func JoinArgsType() *types.Type {
 func genJoin(g Gen, c *Call) error {
 	sep := " "
 	if len(c.Args) == 2 {
-		s, ok := litString(c.Args[1])
+		s, ok := lang.ConstStrOf(c.Args[1])
 		if !ok {
 			return fmt.Errorf("the separator must be a string literal")
 		}
@@ -604,7 +604,7 @@ func Pton(s string) ([]byte, error) {
 // genPton stores the address's bytes, known at compile time, in scratch
 // memory: the value is a uint8 array.
 func genPton(g Gen, c *Call) error {
-	s, ok := litString(c.Args[0])
+	s, ok := lang.ConstStrOf(c.Args[0])
 	if !ok {
 		return fmt.Errorf("pton() needs a string literal")
 	}
@@ -629,7 +629,7 @@ func stringRows() []*Builtin {
 			Check: func(c Checker, call *Call) *types.Type {
 				for i := 0; i < 2; i++ {
 					if t := call.Args[i].Type(); !invalid(t) && t.Kind != types.String {
-						c.Errorf(call.Expr, "strncmp() only supports string arguments (%s provided)", KindOfValue(t))
+						c.Errorf(call.Expr, "strncmp() only supports string arguments (%s provided)", types.KindWord(t, types.AsArg))
 						return types.InvalidType
 					}
 				}
@@ -654,7 +654,7 @@ func stringRows() []*Builtin {
 						call.Args[i].SetType(types.StringType(ProbeNameLen))
 					}
 					if t := call.Args[i].Type(); !invalid(t) && t.Kind != types.String {
-						c.Errorf(call.Expr, "strcontains() only supports string arguments (%s provided)", KindOfValue(t))
+						c.Errorf(call.Expr, "strcontains() only supports string arguments (%s provided)", types.KindWord(t, types.AsArg))
 						return types.InvalidType
 					}
 				}
@@ -676,7 +676,7 @@ func stringRows() []*Builtin {
 					case types.String:
 						return &types.Type{Kind: types.Buffer, Size: t.Size + 1}
 					}
-					c.Errorf(call.Expr, "buf() expects a length argument for non-array type %s", KindOfValue(t))
+					c.Errorf(call.Expr, "buf() expects a length argument for non-array type %s", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				n := c.StrLen()
@@ -689,7 +689,7 @@ func stringRows() []*Builtin {
 						n = int(v)
 					}
 				} else if lt := call.Args[1].Type(); !invalid(lt) && !isInt(lt) {
-					c.Errorf(call.Expr, "buf() only supports integer arguments (%s provided)", KindOfValue(lt))
+					c.Errorf(call.Expr, "buf() only supports integer arguments (%s provided)", types.KindWord(lt, types.AsArg))
 					return types.InvalidType
 				}
 				return &types.Type{Kind: types.Buffer, Size: n + 1}
@@ -708,7 +708,7 @@ func stringRows() []*Builtin {
 				}
 				if len(call.Args) == 2 {
 					if ft := call.Args[0].Type(); !invalid(ft) && !isInt(ft) {
-						c.Errorf(call.Expr, "ntop() expects an integer address family (%s provided)", KindOfValue(ft))
+						c.Errorf(call.Expr, "ntop() expects an integer address family (%s provided)", types.KindWord(ft, types.AsArg))
 						return types.InvalidType
 					}
 				}
@@ -725,7 +725,7 @@ func stringRows() []*Builtin {
 				// into strings).
 				ok := ((t.Kind == types.Array || t.Kind == types.String) && t.Size >= 6) || t.Kind == types.Pointer || isInt(t)
 				if !ok {
-					c.Errorf(call.Expr, "macaddr() only supports array or pointer arguments (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "macaddr() only supports array or pointer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				if (t.Kind == types.Array || t.Kind == types.String) && t.Size != 6 {
@@ -759,7 +759,7 @@ func stringRows() []*Builtin {
 					return types.InvalidType
 				}
 				if t := call.Args[1].Type(); !invalid(t) && !isInt(t) {
-					c.Errorf(call.Expr, "strftime() only supports integer arguments (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "strftime() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				return &types.Type{Kind: types.Timestamp, Size: 16}
@@ -807,7 +807,7 @@ func stringRows() []*Builtin {
 				// A struct path member (file->f_path) stands for its address,
 				// as in bpftrace.
 				if t := call.Args[0].Type(); !invalid(t) && t.Kind != types.Pointer && !isInt(t) && !(t.Kind == types.Record && t.Name == "struct path") {
-					c.Errorf(call.Expr, "path() only supports pointer arguments (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "path() only supports pointer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
 				return types.StringType(c.StrLen())
@@ -818,7 +818,7 @@ func stringRows() []*Builtin {
 			Check: func(c Checker, call *Call) *types.Type {
 				t := call.Args[0].Type()
 				if !invalid(t) && !isInt(t) && t.Kind != types.Pointer {
-					c.Errorf(call.Expr, "join() expects an integer or pointer argument (%s provided)", KindOfValue(t))
+					c.Errorf(call.Expr, "join() expects an integer or pointer argument (%s provided)", types.KindWord(t, types.AsArg))
 				}
 				if len(call.Args) == 2 {
 					wantStrLit(c, call, 1)
@@ -834,7 +834,7 @@ func stringRows() []*Builtin {
 				}
 				if len(call.Args) == 2 {
 					if t := call.Args[1].Type(); !invalid(t) && !isInt(t) {
-						c.Errorf(call.Expr, "percpu_kaddr() only supports integer arguments (%s provided)", KindOfValue(t))
+						c.Errorf(call.Expr, "percpu_kaddr() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					}
 				}
 				return types.U64

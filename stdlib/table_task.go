@@ -141,7 +141,7 @@ func genLen(g Gen, c *Call) error {
 	if t := c.Args[0].Type(); t != nil && t.Kind == types.Stack {
 		return genStackLen(g, c)
 	}
-	return g.MapCall(c)
+	return g.MapCall(c, MapLen)
 }
 
 // genPid: pid/tid in the tracer's pid namespace (bpf_get_ns_current_pid_tgid

@@ -60,7 +60,7 @@ func utilRows() []*Builtin {
 // genStrlen counts the bytes before the NUL, one compare per byte of the
 // string's size (a constant string is counted at compile time).
 func genStrlen(g Gen, c *Call) error {
-	if s, ok := litString(c.Args[0]); ok {
+	if s, ok := lang.ConstStrOf(c.Args[0]); ok {
 		g.Emit(asm.Mov.Imm(asm.R0, int32(len(s))))
 		g.SetResult(asm.R0)
 		return nil
@@ -162,6 +162,7 @@ func genAssert(g Gen, c *Call) error {
 	}
 	code := &lang.IntLit{Value: 1, Text: "1"}
 	code.SetType(types.S64)
+	code.SetFolded(&lang.Const{Int: 1, IsInt: true})
 	if _, err := g.Event(EvExit, "", "", []lang.Expr{code}); err != nil {
 		return err
 	}

@@ -401,7 +401,7 @@ const UnknownComm = "[Unknown]"
 func checkComm(c Checker, call *Call) *types.Type {
 	if len(call.Args) == 1 {
 		if t := call.Args[0].Type(); !invalid(t) && !isInt(t) {
-			c.Errorf(call.Expr, "comm() only supports an integer pid as the argument (%s provided)", KindOfValue(t))
+			c.Errorf(call.Expr, "comm() only supports an integer pid as the argument (%s provided)", types.KindWord(t, types.AsArg))
 			return types.InvalidType
 		}
 		task, err := c.LookupType("struct task_struct")

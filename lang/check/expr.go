@@ -739,7 +739,7 @@ func (c *checker) ternary(e *lang.TernaryExpr) *types.Type {
 		return types.InvalidType
 	}
 	if !isCondType(cond) {
-		c.errorf(e.Cond, "Invalid condition in ternary: %s", kindName(cond))
+		c.errorf(e.Cond, "Invalid condition in ternary: %s", types.KindWord(cond, types.AsOperand))
 		return types.InvalidType
 	}
 	switch {
@@ -758,7 +758,7 @@ func (c *checker) ternary(e *lang.TernaryExpr) *types.Type {
 	case a.Kind == b.Kind && a.Kind != types.Record && assignable(a, b):
 		return merge(a, b)
 	}
-	c.errorf(e, "Ternary operator must return the same type: have '%s' and '%s'", kindName(a), kindName(b))
+	c.errorf(e, "Ternary operator must return the same type: have '%s' and '%s'", types.KindWord(a, types.AsOperand), types.KindWord(b, types.AsOperand))
 	return types.InvalidType
 }
 
@@ -905,7 +905,7 @@ func (c *checker) index(e *lang.IndexExpr) *types.Type {
 		return types.InvalidType
 	}
 	if !it.IsInteger() {
-		c.errorf(e.Index, "The array index operator [] expects an integer index (%s provided)", kindName(it))
+		c.errorf(e.Index, "The array index operator [] expects an integer index (%s provided)", types.KindWord(it, types.AsOperand))
 		return types.InvalidType
 	}
 	switch x.Kind {
@@ -939,7 +939,7 @@ func (c *checker) index(e *lang.IndexExpr) *types.Type {
 			return types.IntType(1, true)
 		}
 		if !ok {
-			c.errorf(e.Index, "The index of a %s must be a constant integer", kindName(x))
+			c.errorf(e.Index, "The index of a %s must be a constant integer", types.KindWord(x, types.AsOperand))
 			return types.InvalidType
 		}
 		n := x.Size
@@ -947,7 +947,7 @@ func (c *checker) index(e *lang.IndexExpr) *types.Type {
 			n = len(x.Fields)
 		}
 		if v < 0 || v >= int64(n) {
-			c.errorf(e, "the index %d is out of bounds for %s of size %d", v, kindName(x), n)
+			c.errorf(e, "the index %d is out of bounds for %s of size %d", v, types.KindWord(x, types.AsOperand), n)
 			return types.InvalidType
 		}
 		if x.Kind == types.Tuple {
@@ -955,7 +955,7 @@ func (c *checker) index(e *lang.IndexExpr) *types.Type {
 		}
 		return types.IntType(1, true)
 	}
-	c.errorf(e, "The array index operator [] can only be used on arrays and pointers, found %s.", kindName(x))
+	c.errorf(e, "The array index operator [] can only be used on arrays and pointers, found %s.", types.KindWord(x, types.AsOperand))
 	return types.InvalidType
 }
 

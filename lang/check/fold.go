@@ -3,6 +3,7 @@ package check
 import (
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
+	"github.com/gotrace/gotrace/stdlib"
 )
 
 // Constant folding: the one evaluator of constant expressions. The checker
@@ -239,9 +240,14 @@ func fit(v int64, t *types.Type) int64 {
 	return truncInt(v, t)
 }
 
-// recordConsts records the value of every constant integer expression on
-// its node, for code generation (lang.ConstOf).
+// recordConsts records the value of every constant expression on its
+// node, for code generation and the builtins' generators (lang.ConstOf,
+// lang.ConstStrOf): an integer's where the expression is an integer type,
+// a string's (ConstStr) where it is a string. The positional parameter
+// argument of a StrOfParam row (str($1)) is the parameter's text whatever
+// it looks like: that text is recorded on it too.
 func (c *checker) recordConsts() {
+	var strParams []*lang.PositionalExpr
 	lang.Inspect(c.prog, func(n lang.Node) bool {
 		e, ok := n.(lang.Expr)
 		if !ok {
@@ -252,14 +258,36 @@ func (c *checker) recordConsts() {
 			return true
 		}
 		k.SetFolded(nil)
-		if t := e.Type(); t == nil || t.IsInvalid() || !foldable(t) {
+		t := e.Type()
+		if t == nil || t.IsInvalid() {
 			return true
 		}
-		if v, ok := c.ConstInt(e); ok {
-			k.SetFolded(&lang.Const{Int: v})
+		var folded lang.Const
+		if foldable(t) {
+			folded.Int, folded.IsInt = c.ConstInt(e)
+		}
+		if t.Kind == types.String {
+			folded.Str, folded.IsStr = c.ConstStr(e)
+		}
+		if folded.IsInt || folded.IsStr {
+			k.SetFolded(&folded)
+		}
+		if call, ok := e.(*lang.CallExpr); ok && len(call.Args) > 0 {
+			if row, ok := stdlib.Lookup(call.Name); ok && row.Has(stdlib.StrOfParam) {
+				if p, ok := call.Args[0].(*lang.PositionalExpr); ok && !p.Count {
+					strParams = append(strParams, p)
+				}
+			}
 		}
 		return true
 	})
+	for _, p := range strParams {
+		folded := lang.Const{Str: p.Text, IsStr: true}
+		if old := p.Folded(); old != nil {
+			folded.Int, folded.IsInt = old.Int, old.IsInt
+		}
+		p.SetFolded(&folded)
+	}
 }
 
 // cSigned is C's rule for an operation on x and y widened to 64 bits:

@@ -152,3 +152,39 @@ func TestSignWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldStrings: the checker records a constant string's text on its
+// node (lang.ConstStrOf), the one value code generation and the builtins'
+// generators read: a literal, a string parameter, str($N) — and the
+// parameter inside str(), whatever it looks like, is its text; a
+// numeric parameter elsewhere is an integer, a variable no constant.
+func TestFoldStrings(t *testing.T) {
+	prog, err := lang.Parse(&lang.Source{Name: "stdin", Text: `BEGIN { $v = "x"; printf("%s %s %s %s %s %d\n", "lit", $1, str($2), str($2, 1), $v, $2); }`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Check(prog, Options{Compat: compat.V017, Params: []string{"abc", "42"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := res.Prog.Probes[0].Body.Stmts[1].(*lang.ExprStmt).X.(*lang.CallExpr)
+	str := func(e lang.Expr) string {
+		s, ok := lang.ConstStrOf(e)
+		if !ok {
+			return "<none>"
+		}
+		return s
+	}
+	a := call.Args
+	got := []string{str(a[1]), str(a[2]), str(a[3]), str(a[4].(*lang.CallExpr).Args[0]), str(a[5]), str(a[6])}
+	want := []string{"lit", "abc", "42", "42", "<none>", "<none>"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("folded strings %q, want %q", got, want)
+	}
+	if v, ok := lang.ConstOf(a[6]); !ok || v != 42 {
+		t.Errorf("$2 as an integer: %d %v", v, ok)
+	}
+	if v, ok := lang.ConstOf(a[3].(*lang.CallExpr).Args[0]); !ok || v != 42 {
+		t.Errorf("$2 inside str() keeps its integer value: %d %v", v, ok)
+	}
+}

@@ -55,7 +55,7 @@ func (c *checker) checkProbe(p *lang.Probe) {
 	if p.Pred != nil {
 		t := c.expr(p.Pred, ctxValue)
 		if !t.IsInvalid() && !isCondType(t) {
-			c.errorf(p.Pred, "Invalid type for predicate: %s", kindName(t))
+			c.errorf(p.Pred, "Invalid type for predicate: %s", types.KindWord(t, types.AsOperand))
 		}
 	}
 	if p.Body != nil {
@@ -65,17 +65,6 @@ func (c *checker) checkProbe(p *lang.Probe) {
 
 func isCondType(t *types.Type) bool {
 	return t.IsInteger() || t.Kind == types.Pointer || t.Kind == types.Bool
-}
-
-// kindName is bpftrace's short type name ("string", "integer", "tuple").
-func kindName(t *types.Type) string {
-	switch t.Kind {
-	case types.Int, types.Bool, types.Enum:
-		return "integer"
-	case types.String:
-		return "string"
-	}
-	return t.Kind.String()
 }
 
 func (c *checker) block(b *lang.Block) {
@@ -102,7 +91,7 @@ func (c *checker) stmt(s lang.Stmt) {
 		c.varDecl(s)
 	case *lang.IfStmt:
 		if t := c.expr(s.Cond, ctxValue); !t.IsInvalid() && !isCondType(t) {
-			c.errorf(s.Cond, "Invalid condition in if(): %s", kindName(t))
+			c.errorf(s.Cond, "Invalid condition in if(): %s", types.KindWord(t, types.AsOperand))
 		}
 		if s.Then != nil {
 			c.block(s.Then)
@@ -114,7 +103,7 @@ func (c *checker) stmt(s lang.Stmt) {
 		c.unroll(s)
 	case *lang.WhileStmt:
 		if t := c.expr(s.Cond, ctxValue); !t.IsInvalid() && !isCondType(t) {
-			c.errorf(s.Cond, "Invalid condition in while(): %s", kindName(t))
+			c.errorf(s.Cond, "Invalid condition in while(): %s", types.KindWord(t, types.AsOperand))
 		}
 		c.loops++
 		if s.Body != nil {

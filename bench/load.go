@@ -23,7 +23,6 @@ package main
 // events" line reached it: the time from the first loss to its report.
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -208,15 +207,6 @@ func runLoad(tool *Tool, ls *LoadScript, wl *loadWorkload, d time.Duration) *Loa
 	failf := func(err error) *LoadSample { s.Err = err.Error(); return s }
 	cmd := exec.Command(tool.Path, "-e", ls.Text)
 	cmd.Env = append(os.Environ(), notifyAttached+"=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return failf(err)
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return failf(err)
-	}
 	var (
 		attached    = make(chan struct{})
 		once        sync.Once
@@ -226,77 +216,51 @@ func runLoad(tool *Tool, ls *LoadScript, wl *loadWorkload, d time.Duration) *Loa
 		seqs        = map[int64]*tidSeq{}
 		reordered   int64
 		firstGapNs  = int64(-1) // mono ns of the first loss seen in the sequence
-		mu          sync.Mutex
-		tail        bytes.Buffer
-		readers     sync.WaitGroup
 	)
-	scan := func(r io.Reader) {
-		defer readers.Done()
-		br := bufio.NewReaderSize(r, 1<<16)
-		for {
-			line, err := br.ReadSlice('\n')
+	take := func(line []byte) bool {
+		switch {
+		case ls.Printf && bytes.HasPrefix(line, []byte("E ")):
+			lines.Add(1)
+			tid, seq, ns, ok := parseE(line)
+			if !ok {
+				return true
+			}
+			seqMu.Lock()
+			st := seqs[tid]
+			if st == nil {
+				st = &tidSeq{}
+				seqs[tid] = st
+			}
+			st.n++
 			switch {
-			case ls.Printf && bytes.HasPrefix(line, []byte("E ")):
-				lines.Add(1)
-				tid, seq, ns, ok := parseE(line)
-				if !ok {
-					break
+			case seq <= st.max:
+				reordered++
+			default:
+				if seq > st.max+1 && st.max > 0 && (firstGapNs < 0 || int64(st.lastNs) < firstGapNs) {
+					firstGapNs = int64(st.lastNs)
 				}
-				seqMu.Lock()
-				st := seqs[tid]
-				if st == nil {
-					st = &tidSeq{}
-					seqs[tid] = st
+				st.max, st.lastNs = seq, ns
+				if seq > 1 && st.n == 1 {
+					st.headLost = true // placed at the thread's start below
 				}
-				st.n++
-				switch {
-				case seq <= st.max:
-					reordered++
-				default:
-					if seq > st.max+1 && st.max > 0 && (firstGapNs < 0 || int64(st.lastNs) < firstGapNs) {
-						firstGapNs = int64(st.lastNs)
-					}
-					st.max, st.lastNs = seq, ns
-					if seq > 1 && st.n == 1 {
-						st.headLost = true // placed at the thread's start below
-					}
-				}
-				seqMu.Unlock()
-			case bytes.Equal(bytes.TrimSpace(line), []byte(notifyAttached)):
-				once.Do(func() { close(attached) })
-			case len(line) > 0:
-				if bytes.Contains(line, []byte("Lost ")) {
-					firstReport.CompareAndSwap(0, monoNs())
-				}
-				mu.Lock()
-				if tail.Len() < 4<<20 {
-					tail.Write(line)
-				}
-				mu.Unlock()
 			}
-			if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
-				return
-			}
+			seqMu.Unlock()
+			return true
+		case bytes.Equal(bytes.TrimSpace(line), []byte(notifyAttached)):
+			once.Do(func() { close(attached) })
+			return true
 		}
+		if bytes.Contains(line, []byte("Lost ")) {
+			firstReport.CompareAndSwap(0, monoNs())
+		}
+		return false
 	}
-	if err := cmd.Start(); err != nil {
+	tp, err := startTool(cmd, 4<<20, take)
+	if err != nil {
 		return failf(err)
 	}
-	pid := cmd.Process.Pid
-	defer syscall.Kill(-pid, syscall.SIGKILL)
-	readers.Add(2)
-	go scan(stdout)
-	go scan(stderr)
-	exited := make(chan error, 1)
-	go func() {
-		readers.Wait()
-		exited <- cmd.Wait()
-	}()
-	output := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return tail.String()
-	}
+	defer tp.kill()
+	pid, exited, output := tp.pid, tp.exited, tp.output
 	select {
 	case <-attached:
 	case <-exited:
@@ -347,27 +311,12 @@ func runLoad(tool *Tool, ls *LoadScript, wl *loadWorkload, d time.Duration) *Loa
 		return failf(werr)
 	}
 
-	stop := time.Now()
-	cmd.Process.Signal(syscall.SIGINT)
-	deadline := time.Now().Add(120 * time.Second)
-	for done := false; !done; {
-		select {
-		case <-exited:
-			done = true
-			s.ExitMs = ms(time.Since(stop))
-			waitGone(tool.Path, 60*time.Second)
-		case <-time.After(5 * time.Second):
-			if time.Now().After(deadline) {
-				syscall.Kill(-pid, syscall.SIGKILL)
-				<-exited
-				return failf(errors.New("still running 120s after SIGINT: killed"))
-			}
-			// bpftrace 0.17 can miss a SIGINT (see Sample.ExtraSIGINTs).
-			if w, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", pid)); string(w) == "do_epoll_wait" || string(w) == "ep_poll" {
-				cmd.Process.Signal(syscall.SIGINT)
-			}
-		}
+	took, _, err := tp.interrupt()
+	if err != nil {
+		return failf(err)
 	}
+	s.ExitMs = ms(took)
+	waitGone(tool.Path, 60*time.Second)
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		s.MaxRSSKiB = ru.Maxrss
 	}

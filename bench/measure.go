@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,16 +89,6 @@ func runOnce(tool *Tool, sc *Script) Sample {
 		cmd.Env = append(os.Environ(), floorCmdEnv(sc)...)
 	}
 	cmd.Env = append(cmd.Env, sc.Env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return fail(s, err)
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return fail(s, err)
-	}
-
 	var (
 		attached  = make(chan time.Time, 1)
 		once      sync.Once
@@ -108,57 +96,31 @@ func runOnce(tool *Tool, sc *Script) Sample {
 		mapLines  atomic.Int64 // every "@[" line
 		tidMu     sync.Mutex
 		byTID     = map[int64]int64{} // "E" lines by the tid they name
-		mu        sync.Mutex
-		tail      bytes.Buffer // non-event output, for errors and "Lost" lines
-		readers   sync.WaitGroup
 	)
-	scan := func(r io.Reader) {
-		defer readers.Done()
-		br := bufio.NewReaderSize(r, 1<<16)
-		for {
-			line, err := br.ReadSlice('\n')
-			switch {
-			case bytes.Equal(bytes.TrimSpace(line), []byte(notifyAttached)):
-				once.Do(func() { attached <- time.Now() })
-			case sc.Printf && bytes.HasPrefix(line, []byte("E ")):
-				delivered.Add(1)
-				tid, _ := strconv.ParseInt(string(bytes.TrimSpace(line[2:])), 10, 64)
-				tidMu.Lock()
-				byTID[tid]++
-				tidMu.Unlock()
-			case bytes.HasPrefix(line, []byte("@[")):
-				mapLines.Add(1)
-			case len(line) > 0:
-				mu.Lock()
-				if tail.Len() < 1<<20 {
-					tail.Write(line)
-				}
-				mu.Unlock()
-			}
-			if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
-				return
-			}
+	take := func(line []byte) bool {
+		switch {
+		case bytes.Equal(bytes.TrimSpace(line), []byte(notifyAttached)):
+			once.Do(func() { attached <- time.Now() })
+		case sc.Printf && bytes.HasPrefix(line, []byte("E ")):
+			delivered.Add(1)
+			tid, _ := strconv.ParseInt(string(bytes.TrimSpace(line[2:])), 10, 64)
+			tidMu.Lock()
+			byTID[tid]++
+			tidMu.Unlock()
+		case bytes.HasPrefix(line, []byte("@[")):
+			mapLines.Add(1)
+		default:
+			return false // non-event output, for errors and "Lost" lines
 		}
+		return true
 	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	tp, err := startTool(cmd, 1<<20, take)
+	if err != nil {
 		return fail(s, err)
 	}
-	pid := cmd.Process.Pid
-	defer syscall.Kill(-pid, syscall.SIGKILL) // whatever is left of its group
-	readers.Add(2)
-	go scan(stdout)
-	go scan(stderr)
-	exited := make(chan error, 1)
-	go func() {
-		readers.Wait()
-		exited <- cmd.Wait()
-	}()
-	output := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return tail.String()
-	}
+	defer tp.kill() // whatever is left of its group
+	pid, exited, output := tp.pid, tp.exited, tp.output
 	rss := func() int64 {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			return ru.Maxrss // KiB on Linux
@@ -249,32 +211,16 @@ func runOnce(tool *Tool, sc *Script) Sample {
 		}
 	}
 
-	stop := time.Now()
-	cmd.Process.Signal(syscall.SIGINT)
-	deadline := time.Now().Add(120 * time.Second)
-	for done := false; !done; {
-		select {
-		case <-exited:
-			done = true
-			s.ExitMs = ms(time.Since(stop))
-			// The next run starts once the kernel has let go of this one's
-			// probes: a background detach holds the tracing mutexes, and the
-			// next tool's start-up would pay for it.
-			s.DetachBgMs = ms(waitGone(tool.Path, 60*time.Second))
-		case <-time.After(5 * time.Second):
-			if time.Now().After(deadline) {
-				syscall.Kill(-pid, syscall.SIGKILL)
-				<-exited
-				return fail(s, errors.New("still running 120s after SIGINT: killed"))
-			}
-			// Idle in epoll_wait: the SIGINT was missed. Anything else
-			// (detaching hundreds of probes) is work: wait on.
-			if w, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", pid)); string(w) == "do_epoll_wait" || string(w) == "ep_poll" {
-				s.ExtraSIGINTs++
-				cmd.Process.Signal(syscall.SIGINT)
-			}
-		}
+	took, resent, err := tp.interrupt()
+	s.ExtraSIGINTs += resent
+	if err != nil {
+		return fail(s, err)
 	}
+	s.ExitMs = ms(took)
+	// The next run starts once the kernel has let go of this one's probes:
+	// a background detach holds the tracing mutexes, and the next tool's
+	// start-up would pay for it.
+	s.DetachBgMs = ms(waitGone(tool.Path, 60*time.Second))
 	s.RSSKiB = rss()
 	s.MapLines = mapLines.Load()
 	tidMu.Lock()

@@ -26,7 +26,7 @@ func mixedMaps(rng *rand.Rand, n int) []MapData {
 	}
 	tup := types.TupleOf(types.S32, types.StringType(8), types.U64)
 	tkey := func() []byte {
-		return pack(tup, u64(int64(rng.Intn(5)-2))[:4], word(), u64(int64(rng.Intn(4))))
+		return pack(tup, u64(int64(rng.Intn(5) - 2))[:4], word(), u64(int64(rng.Intn(4))))
 	}
 	keyers := []struct {
 		keys []*types.Type
@@ -153,4 +153,3 @@ func TestCompactLeavesTextKeys(t *testing.T) {
 		t.Errorf("short key: err %v, printed %q", err, sb.String())
 	}
 }
-

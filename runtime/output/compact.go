@@ -13,7 +13,7 @@ import (
 // The compact path prints a map without building its rows first: a row
 // (232 bytes, its key parts decoded, the formatted element kept until the
 // map is joined) for each of 10⁶ entries held about 330 MB while a map
-// printed. It sorts an index of 16-byte slots (the entry's position and
+// printed. It sorts an index of 24-byte slots (the entry's position and
 // its sort value) in the order rows() gives, comparing the keys' raw
 // bytes, and builds each row only when it is written.
 
@@ -24,6 +24,9 @@ type slot struct {
 	i uint32
 	n uint32 // hist/lhist: the user key's entries, from i in order
 	v uint64
+	// k is a key of one integer part, read once: the sort then compares
+	// slots without reaching into the entries.
+	k uint64
 }
 
 // keyField is one key part the compact path compares from raw bytes: an
@@ -142,6 +145,7 @@ func (p *Printer) compactRows(m MapData) (compact, bool) {
 	if m.Info.Key != nil {
 		need = max(need, m.Info.Key.Size)
 	}
+	intKey := ok && len(fs) == 1 && !fs[0].str
 	idx := make([]slot, len(m.Entries))
 	for i, e := range m.Entries {
 		if len(e.Key) < need {
@@ -192,10 +196,16 @@ func (p *Printer) compactRows(m MapData) (compact, bool) {
 			v = d.Bits
 		}
 		idx[i] = slot{i: uint32(i), v: v}
+		if intKey {
+			idx[i].k = readInt(e.Key[fs[0].off:], fs[0].size, fs[0].signed)
+		}
 	}
 	es := m.Entries
 	byIndex := func(a, b slot) int { return cmp.Compare(a.i, b.i) }
 	byKey := func(a, b slot) int { return compareKeys(fs, es[a.i].Key, es[b.i].Key) }
+	if intKey {
+		byKey = func(a, b slot) int { return cmp.Compare(a.k, b.k) }
+	}
 	var order func(a, b slot) int
 	switch {
 	case byRaw:

@@ -221,15 +221,19 @@ func readBatch(m *ebpf.Map, ms *compiler.MapSpec, perCPU bool, ncpu int, md *Map
 	// Only tseries needs each CPU's value to print (its slots carry their
 	// own epochs); the other aggregations print from the merged value.
 	keepPerCPU := ms.User == nil || ms.User.Value == nil || ms.User.Value.Kind == types.Tseries
-	var cursor ebpf.MapBatchCursor
-	// Each batch's entries in their own slice, joined once at the end:
-	// appending 10⁶ entries one by one reallocates (at 1.25× growth) about
-	// five times the final slice.
-	var batches [][]Entry
-	done := func() (bool, error) {
-		md.Entries = joinBatches(batches)
-		return true, nil
+	// The entries are counted first (a pass of batch reads, no copies),
+	// so that one slice of the right size holds them: appending 10⁶
+	// entries reallocates (at 1.25× growth) about five times the final
+	// slice, and joining per-batch slices holds two copies at once (the
+	// entries alone are 72 MB there). Entries added between the passes
+	// are appended all the same.
+	count, ok := countBatch(m, keysOut, valsOut)
+	if !ok {
+		return false, nil
 	}
+	md.Entries = make([]Entry, 0, count)
+	done := func() (bool, error) { return true, nil }
+	var cursor ebpf.MapBatchCursor
 	for {
 		n, err := m.BatchLookup(&cursor, keysOut, valsOut, nil)
 		if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
@@ -243,7 +247,6 @@ func readBatch(m *ebpf.Map, ms *compiler.MapSpec, perCPU bool, ncpu int, md *Map
 		// with a few hundred thousand allocations instead of millions.
 		ks, vs := int(ms.KeySize), int(ms.ValueSize)
 		keyBuf := make([]byte, n*ks)
-		batch := make([]Entry, 0, n)
 		if perCPU && !keepPerCPU {
 			// The merged values only, one buffer for the batch.
 			merged := make([]byte, n*vs)
@@ -255,9 +258,8 @@ func readBatch(m *ebpf.Map, ms *compiler.MapSpec, perCPU bool, ncpu int, md *Map
 					cpus[c] = vals.Index(i*ncpu + c).Bytes()
 				}
 				mergePerCPUInto(ms, e.Value, cpus)
-				batch = append(batch, e)
+				md.Entries = append(md.Entries, e)
 			}
-			batches = append(batches, batch)
 			if err != nil { // ErrKeyNotExist: the last batch
 				return done()
 			}
@@ -283,29 +285,29 @@ func readBatch(m *ebpf.Map, ms *compiler.MapSpec, perCPU bool, ncpu int, md *Map
 				e.Value = valBuf[i*vs : (i+1)*vs : (i+1)*vs]
 				copy(e.Value, vals.Index(i).Bytes())
 			}
-			batch = append(batch, e)
+			md.Entries = append(md.Entries, e)
 		}
-		batches = append(batches, batch)
 		if err != nil { // ErrKeyNotExist: the last batch
 			return done()
 		}
 	}
 }
 
-// joinBatches concatenates the batches' entries into one exact slice.
-func joinBatches(batches [][]Entry) []Entry {
-	if len(batches) == 1 {
-		return batches[0]
+// countBatch counts a map's entries with batch lookups into the caller's
+// buffers; false when the kernel refuses them.
+func countBatch(m *ebpf.Map, keys, vals any) (int, bool) {
+	var cursor ebpf.MapBatchCursor
+	total := 0
+	for {
+		n, err := m.BatchLookup(&cursor, keys, vals, nil)
+		total += n
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			return total, true
+		}
+		if err != nil {
+			return 0, false
+		}
 	}
-	n := 0
-	for _, b := range batches {
-		n += len(b)
-	}
-	out := make([]Entry, 0, n)
-	for _, b := range batches {
-		out = append(out, b...)
-	}
-	return out
 }
 
 // mergePerCPU folds per-CPU values into one as compiler/ABI.md says.

@@ -91,6 +91,9 @@ type row struct {
 	latest  uint64    // tseries: the map's latest epoch
 }
 
+// noCompact turns the compact path off (tests compare the two paths).
+var noCompact bool
+
 // Map prints one map (print(@m) or at exit).
 func (p *Printer) Map(m MapData) error {
 	if m.Info == nil || m.Info.Value == nil {
@@ -99,30 +102,57 @@ func (p *Printer) Map(m MapData) error {
 	if p.format == Folded {
 		return p.foldedMap(m)
 	}
+	// The compact path (compact.go) sorts a small index over the entries
+	// and builds each row only as it prints; the maps it does not take
+	// (tseries, keys compared by their text) build every row first.
+	if c, ok := p.compactRows(m); ok && !noCompact {
+		return p.printRows(m, c.n, c.row)
+	}
 	rows, err := p.rows(m)
 	if err != nil {
 		return fmt.Errorf("print map %s: %w", m.Info.Name, err)
 	}
+	return p.printRows(m, len(rows), func(i int) (*row, error) { return &rows[i], nil })
+}
+
+// printRows prints a map's total rows in order, at(i) being row i, each
+// formatted and written as it comes (in chunks) rather than joined first.
+func (p *Printer) printRows(m MapData, total int, at func(i int) (*row, error)) error {
 	vt := m.Info.Value
 	div := int64(m.Div)
 	if div <= 0 {
 		div = 1
 	}
-	total := len(rows)
 	top := m.Top
 	if vt.Kind == types.Stats {
 		top = 0 // bpftrace ignores top and div for stats()
 		div = 1
 	}
+	start := 0
 	if top > 0 && total > top {
-		rows = rows[total-top:]
+		start = total - top
 	}
 	if p.format == JSON {
-		return p.jsonMap(m, rows, total, div)
+		return p.jsonMap(m, start, total, at, div)
 	}
-
-	var elems []string
-	for _, r := range rows {
+	// bpftrace joins values that end in their own newline (stacks) — and,
+	// by a quirk, ksym/usym/inet values — with nothing.
+	delim, end := "\n", "\n"
+	switch vt.Kind {
+	case types.Avg, types.Stats:
+		end = "\n\n"
+	case types.Stack, types.Ksym, types.Usym, types.Inet:
+		delim = ""
+	}
+	w := p.chunks()
+	for i := start; i < total; i++ {
+		r, err := at(i)
+		if err != nil {
+			return fmt.Errorf("print map %s: %w", m.Info.Name, err)
+		}
+		if i > start {
+			w.add(delim)
+		}
 		name := m.Info.Name + p.keyText(m.Info, r.key)
 		switch vt.Kind {
 		case types.Hist, types.Lhist:
@@ -130,34 +160,24 @@ func (p *Printer) Map(m MapData) error {
 			if p.Compat.HistHeaderSpace() {
 				header = name + ": \n" // bpftrace 0.17
 			}
-			elems = append(elems, header+p.histText(vt, r.buckets, uint64(div)))
+			w.add(header)
+			w.add(p.histText(vt, r.buckets, uint64(div)))
 		case types.Tseries:
-			elems = append(elems, name+":\n"+p.tseriesText(vt, r))
+			w.add(name + ":\n")
+			w.add(p.tseriesText(vt, *r))
 		case types.Stats:
-			elems = append(elems, fmt.Sprintf("%s: count %d, average %d, total %d", name, r.count, avgOf(r), r.total))
+			w.add(fmt.Sprintf("%s: count %d, average %d, total %d", name, r.count, avgOf(*r), r.total))
 		case types.Avg:
-			elems = append(elems, name+": "+strconv.FormatInt(avgOf(r)/div, 10))
+			w.add(name + ": " + strconv.FormatInt(avgOf(*r)/div, 10))
 		default:
-			elems = append(elems, name+": "+p.scalarText(vt, r, div))
+			w.add(name + ": " + p.scalarText(vt, *r, div))
+		}
+		if err := w.flushIfFull(); err != nil {
+			return err
 		}
 	}
-	var out string
-	switch vt.Kind {
-	case types.Hist, types.Lhist, types.Tseries:
-		out = strings.Join(elems, "\n") + "\n"
-	case types.Avg, types.Stats:
-		out = strings.Join(elems, "\n") + "\n\n"
-	default:
-		// bpftrace joins values that end in their own newline (stacks) — and,
-		// by a quirk, ksym/usym/inet values — with nothing.
-		delim := "\n"
-		switch vt.Kind {
-		case types.Stack, types.Ksym, types.Usym, types.Inet:
-			delim = ""
-		}
-		out = strings.Join(elems, delim) + "\n"
-	}
-	return p.write(out)
+	w.add(end)
+	return w.flush()
 }
 
 func avgOf(r row) int64 {
@@ -280,7 +300,7 @@ func (p *Printer) jsonKey(parts []Value) string {
 	return `"` + jsonEscape(strings.Join(s, ",")) + `"`
 }
 
-func (p *Printer) jsonMap(m MapData, rows []row, total int, div int64) error {
+func (p *Printer) jsonMap(m MapData, start, total int, at func(i int) (*row, error), div int64) error {
 	if total == 0 {
 		return nil // bpftrace prints nothing for an empty map in JSON
 	}
@@ -295,43 +315,52 @@ func (p *Printer) jsonMap(m MapData, rows []row, total int, div int64) error {
 		typ = "stats"
 	}
 	keyed := m.Info.Key != nil
-	elems := make([]string, 0, len(rows))
-	for _, r := range rows {
+	w := p.chunks()
+	w.add(`{"type": "` + typ + `", "data": {"` + jsonEscape(m.Info.Name) + `": `)
+	if keyed {
+		w.add("{")
+	}
+	for i := start; i < total; i++ {
+		r, err := at(i)
+		if err != nil {
+			return fmt.Errorf("print map %s: %w", m.Info.Name, err)
+		}
 		var val string
 		switch vt.Kind {
 		case types.Hist, types.Lhist:
 			val = histJSON(vt, r.buckets, uint64(div))
 		case types.Tseries:
-			val = p.tseriesJSON(vt, r)
+			val = p.tseriesJSON(vt, *r)
 		case types.Stats:
-			val = fmt.Sprintf(`{"count": %d, "average": %d, "total": %d}`, r.count, avgOf(r), r.total)
+			val = fmt.Sprintf(`{"count": %d, "average": %d, "total": %d}`, r.count, avgOf(*r), r.total)
 		case types.Avg:
-			val = strconv.FormatInt(avgOf(r)/div, 10)
+			val = strconv.FormatInt(avgOf(*r)/div, 10)
 		case types.Count, types.Sum, types.Min, types.Max:
-			val = p.scalarText(vt, r, div)
+			val = p.scalarText(vt, *r, div)
 		default:
 			if isIntValue(vt) && (div != 1 || !p.Compat.JSONValid()) {
-				val = p.scalarText(vt, r, div)
+				val = p.scalarText(vt, *r, div)
 			} else {
 				val = p.JSONText(r.value)
 			}
 		}
-		if keyed {
-			val = p.jsonKey(r.key) + ": " + val
+		if i > start {
+			w.add(", ")
 		}
-		elems = append(elems, val)
+		if keyed {
+			w.add(p.jsonKey(r.key))
+			w.add(": ")
+		}
+		w.add(val)
+		if err := w.flushIfFull(); err != nil {
+			return err
+		}
 	}
-	var sb strings.Builder
-	sb.WriteString(`{"type": "` + typ + `", "data": {"` + jsonEscape(m.Info.Name) + `": `)
 	if keyed {
-		sb.WriteString("{")
+		w.add("}")
 	}
-	sb.WriteString(strings.Join(elems, ", "))
-	if keyed {
-		sb.WriteString("}")
-	}
-	sb.WriteString("}}\n")
-	return p.write(sb.String())
+	w.add("}}\n")
+	return w.flush()
 }
 
 // rows merges per-CPU values, groups hist buckets by user key and sorts the
@@ -345,16 +374,9 @@ func (p *Printer) rows(m MapData) ([]row, error) {
 		return p.tseriesRows(m)
 	case types.Hist, types.Lhist:
 		byKey := map[string]*row{}
-		nb := 65 // log2 buckets: <0, 0, then 2^0 .. 2^62
-		if k := int(vt.Lhist[0]); vt.Kind == types.Hist && k > 0 {
-			nb = (64-k)<<k + 1 // hist(n, k): 2^k per power of 2
-		}
-		if vt.Kind == types.Lhist {
-			step := vt.Lhist[2]
-			if step <= 0 {
-				return nil, fmt.Errorf("lhist step %d", step)
-			}
-			nb = int((vt.Lhist[1]-vt.Lhist[0])/step) + 2
+		nb := histBuckets(vt)
+		if nb <= 0 {
+			return nil, fmt.Errorf("lhist step %d", vt.Lhist[2])
 		}
 		for _, e := range m.Entries {
 			if len(e.Key) < 8 {
@@ -394,41 +416,11 @@ func (p *Printer) rows(m MapData) ([]row, error) {
 	}
 	rows = make([]row, 0, len(m.Entries))
 	for _, e := range m.Entries {
-		userKey := e.Key
-		parts, err := keyParts(m.Info, userKey)
+		r, err := entryRow(m.Info, e)
 		if err != nil {
 			return nil, err
 		}
-		r := row{rawKey: append([]byte(nil), userKey...), key: parts}
-		switch vt.Kind {
-		case types.Count, types.Sum:
-			u, err := sumU64(e)
-			if err != nil {
-				return nil, err
-			}
-			r.uscalar, r.scalar = u, int64(u)
-		case types.Min, types.Max:
-			r.scalar, err = minMax(e, vt.Kind == types.Min)
-			if err != nil {
-				return nil, err
-			}
-		case types.Avg, types.Stats:
-			r.count, r.total, err = sumPairs(e)
-			if err != nil {
-				return nil, err
-			}
-			r.scalar = avgOf(r)
-		default:
-			val := e.Value
-			if val == nil && len(e.PerCPU) > 0 {
-				val = e.PerCPU[0]
-			}
-			r.value, err = Decode(vt, val)
-			if err != nil {
-				return nil, fmt.Errorf("value: %w", err)
-			}
-			r.scalar, r.uscalar = r.value.Int(), r.value.Bits
-		}
+		r.rawKey = append([]byte(nil), e.Key...)
 		rows = append(rows, r)
 	}
 	switch {
@@ -445,6 +437,64 @@ func (p *Printer) rows(m MapData) ([]row, error) {
 		p.sortByKey(rows)
 	}
 	return rows, nil
+}
+
+// histBuckets is the number of buckets of a hist or lhist map's user
+// key; 0 for an lhist without a positive step.
+func histBuckets(vt *types.Type) int {
+	if vt.Kind == types.Lhist {
+		step := vt.Lhist[2]
+		if step <= 0 {
+			return 0
+		}
+		return int((vt.Lhist[1]-vt.Lhist[0])/step) + 2
+	}
+	if k := int(vt.Lhist[0]); k > 0 {
+		return (64-k)<<k + 1 // hist(n, k): 2^k per power of 2
+	}
+	return 65 // log2 buckets: <0, 0, then 2^0 .. 2^62
+}
+
+// entryRow is the row of one entry of a map that is not a hist, lhist
+// or tseries: its key parts and merged value (rawKey is the entry's key,
+// not a copy).
+func entryRow(info *lang.MapInfo, e Entry) (row, error) {
+	vt := info.Value
+	parts, err := keyParts(info, e.Key)
+	if err != nil {
+		return row{}, err
+	}
+	r := row{rawKey: e.Key, key: parts}
+	switch vt.Kind {
+	case types.Count, types.Sum:
+		u, err := sumU64(e)
+		if err != nil {
+			return row{}, err
+		}
+		r.uscalar, r.scalar = u, int64(u)
+	case types.Min, types.Max:
+		r.scalar, err = minMax(e, vt.Kind == types.Min)
+		if err != nil {
+			return row{}, err
+		}
+	case types.Avg, types.Stats:
+		r.count, r.total, err = sumPairs(e)
+		if err != nil {
+			return row{}, err
+		}
+		r.scalar = avgOf(r)
+	default:
+		val := e.Value
+		if val == nil && len(e.PerCPU) > 0 {
+			val = e.PerCPU[0]
+		}
+		r.value, err = Decode(vt, val)
+		if err != nil {
+			return row{}, fmt.Errorf("value: %w", err)
+		}
+		r.scalar, r.uscalar = r.value.Int(), r.value.Bits
+	}
+	return r, nil
 }
 
 // stableSort sorts rows by less, equal rows keeping their order: the

@@ -561,3 +561,36 @@ func sourceSuffix(f Frame) string {
 	}
 	return "@" + f.File + ":" + strconv.Itoa(f.Line)
 }
+
+// chunkWriter gathers a map's text and writes it to the printer's
+// writer in chunks of about chunkSize bytes, so that printing a large map
+// holds one chunk, not the whole text.
+type chunkWriter struct {
+	p   *Printer
+	buf []byte
+}
+
+const chunkSize = 64 << 10
+
+func (p *Printer) chunks() *chunkWriter { return &chunkWriter{p: p} }
+
+func (w *chunkWriter) add(s string) { w.buf = append(w.buf, s...) }
+
+func (w *chunkWriter) flushIfFull() error {
+	if len(w.buf) < chunkSize {
+		return nil
+	}
+	return w.flush()
+}
+
+func (w *chunkWriter) flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	_, err := w.p.w.Write(w.buf)
+	w.buf = w.buf[:0]
+	if err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
+}

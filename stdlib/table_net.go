@@ -77,7 +77,7 @@ func netRows() []*Builtin {
 // len << 32 | BPF_F_CURRENT_CPU, &hdr, sizeof hdr), which appends len
 // bytes of the packet to the record. Its result is the helper's.
 func genSkbOutput(g Gen, c *Call) error {
-	path, ok := c.Args[0].(*lang.StrLit)
+	path, ok := lang.ConstStrOf(c.Args[0]) // a literal or a positional parameter, folded by the checker
 	if !ok {
 		return fmt.Errorf("skboutput() path must be a string literal")
 	}
@@ -99,7 +99,7 @@ func genSkbOutput(g Gen, c *Call) error {
 	if err != nil {
 		return err
 	}
-	id := g.EventFormat(EvSkbOutput, path.Value, nil)
+	id := g.EventFormat(EvSkbOutput, path, nil)
 	g.Emit(asm.FnKtimeGetBootNs.Call(),
 		asm.StoreMem(asm.RFP, hdr+8, asm.R0, asm.DWord),
 		asm.Mov.Imm(asm.R0, int32(id)),

@@ -48,7 +48,7 @@ func TestSocketCookie(t *testing.T) {
 
 var skbOutputScript = scriptOf("TestSkbOutput", `rawtracepoint:netif_receive_skb /pid == PID && @n < 4/ {
 	$skb = (struct sk_buff *)arg0;
-	$ret = skboutput("PCAP", $skb, $skb->len < 128 ? $skb->len : 128, 0);
+	$ret = skboutput($1, $skb, $skb->len < 128 ? $skb->len : 128, 0);
 	@n++;
 	printf("ret %d\n", $ret);
 }`)
@@ -61,8 +61,9 @@ func TestSkbOutput(t *testing.T) {
 	requireTracing(t)
 	pcap := filepath.Join(t.TempDir(), "out.pcap")
 	h := testkit.StartHelper(t, "tcp")
-	script := strings.NewReplacer("PID", fmt.Sprint(h.Pid), "PCAP", pcap).Replace(skbOutputScript)
-	tr := testkit.StartTracer(t, 30*time.Second, testkit.Gotrace(t), "--compat", "0.26", "-e", script)
+	// The path as a positional parameter (the v0.26 case gives a literal).
+	script := strings.NewReplacer("PID", fmt.Sprint(h.Pid)).Replace(skbOutputScript)
+	tr := testkit.StartTracer(t, 30*time.Second, testkit.Gotrace(t), "--compat", "0.26", "-e", script, pcap)
 	before := time.Now().Add(-time.Second)
 	h.Go()
 	hr := h.Wait(30 * time.Second)

@@ -498,6 +498,8 @@ func (p *printer) space(prev, t, next *lang.Token) sep {
 	switch {
 	case t.Kind == lang.TokEndPred:
 		return sepNone
+	case isPunct(t, ":") && isPunct(prev, "?") && t.Off == prev.End():
+		return sepNone // `a ?: b` (0.25's elvis) is one operator written together; `? :` does not parse
 	case isPunct(t, "{"):
 		return sepSpace
 	case isPunct(t, "}"):

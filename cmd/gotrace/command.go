@@ -2,8 +2,6 @@ package main
 
 import (
 	"strings"
-
-	"github.com/gotrace/gotrace/compat"
 )
 
 // splitCommand splits -c's command into its arguments, without a shell,
@@ -14,6 +12,4 @@ import (
 // splitting is an open bpftrace change (issue #5119), not a release, so
 // gotrace does not do it in either mode. (bpftrace 0.17 also keeps the
 // empty word between two spaces; gotrace drops it.)
-func splitCommand(s string, _ compat.Version) ([]string, error) {
-	return strings.Fields(s), nil
-}
+func splitCommand(s string) []string { return strings.Fields(s) }

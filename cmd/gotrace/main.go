@@ -231,11 +231,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		ropts.FlameGraph, ropts.FlameTitle = c.flamegraph, "gotrace "+flameTitle(c)
 	}
 	if c.cmd != "" {
-		argv, err := splitCommand(c.cmd, c.compat)
-		if err != nil {
-			fmt.Fprintf(stderr, "ERROR: -c: %v\n", err)
-			return 1
-		}
+		argv := splitCommand(c.cmd)
 		// The command inherits our environment, as bpftrace's child does.
 		ropts.Command, ropts.CommandEnv = argv, os.Environ()
 	}

@@ -252,6 +252,9 @@ func (s *session) prepare() error {
 		return err
 	}
 	s.pl = pl
+	if tp, ok := s.opts.Printer.(*TextPrinter); ok {
+		tp.sym.programs(pl) // symbols.go
+	}
 	timing.mark("expand")
 	if !s.opts.Compat.AttachedAfter() {
 		// bpftrace 0.17: "Attaching N probes..." before anything attaches.

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/gotrace/gotrace/compiler"
+	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/types"
 	"github.com/gotrace/gotrace/runtime/output"
 )
@@ -21,7 +22,39 @@ type (
 	}
 	// stackWarner gives the exit warnings about lost stacks.
 	stackWarner interface{ StackWarnings() []string }
+	// programAdder learns the binaries uprobes and USDT probes attach to,
+	// so addresses in them resolve after their process has gone.
+	programAdder interface{ AddProgram(path string) }
 )
+
+// programs tells the Symbolizer the binaries the plan's user-space
+// probes attach to.
+func (s *symTracker) programs(pl *plan) {
+	if s == nil || pl == nil {
+		return
+	}
+	pa, ok := s.syms.(programAdder)
+	if !ok {
+		return
+	}
+	seen := map[string]bool{}
+	for _, g := range pl.groups {
+		if g.ap == nil {
+			continue
+		}
+		switch g.ap.Provider {
+		case lang.ProbeUprobe, lang.ProbeUretprobe, lang.ProbeUSDT:
+		default:
+			continue
+		}
+		for _, p := range g.probes {
+			if p.Target != "" && !seen[p.Target] {
+				seen[p.Target] = true
+				pa.AddProgram(p.Target)
+			}
+		}
+	}
+}
 
 // symTracker watches decoded values for what the Symbolizer must learn
 // while the tracer runs: pids of user stacks and usym() values (snapshotted

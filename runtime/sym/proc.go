@@ -239,6 +239,13 @@ func (s *Symbolizer) userFrameLocked(pid int, addr uint64) (sym *Symbol, off uin
 		if sm, ok := lookupSorted(p.perf, addr); ok {
 			return sm, addr - sm.Addr, p.perfPath
 		}
+		if !p.alive || len(p.maps) == 0 {
+			// Gone before its map was read (a zombie's map is empty): a
+			// probed non-PIE program's addresses are its ELF file's.
+			if sm, off, module, ok := s.programFrameLocked(addr); ok {
+				return sm, off, module
+			}
+		}
 		return nil, 0, ""
 	}
 	fileOff := addr - m.start + m.pgoff
@@ -325,4 +332,62 @@ func readPerfMap(dir string, pid int) ([]Symbol, string) {
 		out = append(out, sm)
 	}
 	return out, "/tmp/perf-" + strconv.Itoa(pid) + ".map"
+}
+
+// AddProgram registers an executable the tracer probes (a uprobe's
+// binary). Addresses of a process that is gone before its memory map
+// could be read (a short-lived program, traced to its exit) resolve
+// against it when it is a fixed-address (non-PIE) executable, whose code
+// runs at the addresses its ELF file gives: there the answer needs no
+// memory map. PIE executables and libraries load at a base only the map
+// knows; their addresses stay numbers, as bpftrace prints them. The file
+// is read only when such an address needs it.
+func (s *Symbolizer) AddProgram(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.programs {
+		if p.path == path {
+			return
+		}
+	}
+	s.programs = append(s.programs, program{path: path})
+}
+
+// programFrameLocked resolves addr in the fixed-address executables
+// AddProgram registered: the one whose executable PT_LOAD segment holds
+// it.
+func (s *Symbolizer) programFrameLocked(addr uint64) (sym *Symbol, off uint64, module string, ok bool) {
+	for i := range s.programs {
+		p := &s.programs[i]
+		if !p.read {
+			p.read = true
+			if f, err := os.Open(p.path); err == nil {
+				if o, err := openObj(f, p.path); err == nil && o.typ == elf.ET_EXEC {
+					p.obj = o
+				}
+				f.Close()
+			}
+		}
+		if p.obj == nil {
+			continue
+		}
+		for _, l := range p.obj.loads {
+			if l.Flags&elf.PF_X == 0 || addr < l.Vaddr || addr >= l.Vaddr+l.Memsz {
+				continue
+			}
+			if sm, found := p.obj.lookup(addr); found {
+				return sm, addr - sm.Addr, p.path, true
+			}
+			return nil, 0, p.path, true
+		}
+	}
+	return nil, 0, "", false
+}
+
+// program is a probed executable (AddProgram); obj is set once read when
+// it is a fixed-address one.
+type program struct {
+	path string
+	read bool
+	obj  *elfObj
 }

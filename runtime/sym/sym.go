@@ -46,10 +46,12 @@ type Symbolizer struct {
 	// index.
 	kcache map[uint64]ktypes.KernelSym
 
-	mu        sync.Mutex
-	procs     map[int]*procSyms
-	pidOrder  []int
-	vdsoObj   *elfObj
+	mu       sync.Mutex
+	procs    map[int]*procSyms
+	pidOrder []int
+	vdsoObj  *elfObj
+	// programs are the probed fixed-address executables (AddProgram).
+	programs  []program
 	vdsoTried bool
 	demangled map[string]string
 

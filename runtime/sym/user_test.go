@@ -314,6 +314,42 @@ func TestUserSymsExited(t *testing.T) {
 	}
 }
 
+// TestUserSymsExitedProgram: a probed non-PIE program that exits before
+// any snapshot (a zombie's map is empty, then the pid is gone) still
+// resolves through AddProgram, its code being at its ELF addresses; a
+// probed PIE program's addresses stay numbers.
+func TestUserSymsExitedProgram(t *testing.T) {
+	requireGCC(t)
+	dir := t.TempDir()
+	nopie := build(t, dir, "nopie", "gcc", progC, "-fno-pie", "-no-pie")
+	pie := build(t, dir, "pie", "gcc", progC, "-fPIE", "-pie")
+	p, q := start(t, nopie), start(t, pie)
+	s := New(Options{})
+	s.AddProgram(nopie)
+	s.AddProgram(pie)
+	s.AddProgram(nopie) // again: no second entry
+	pid, addr := p.pid(), p.addrs["beta"]
+	qpid, qaddr := q.pid(), q.addrs["beta"]
+	p.stop()
+	q.stop()
+	if got := s.UserSym(pid, addr); got != "beta" {
+		t.Errorf("exited non-PIE: UserSym = %q, want beta", got)
+	}
+	if f := s.UserFrame(pid, addr+2); f.Sym != "beta" || f.Offset != 2 || f.Module != nopie {
+		t.Errorf("exited non-PIE: UserFrame(beta+2) = %+v", f)
+	}
+	if got := s.UserSym(qpid, qaddr); got != output.UnknownAddr(qaddr) {
+		t.Errorf("exited PIE: UserSym = %q, want %q", got, output.UnknownAddr(qaddr))
+	}
+	if n := len(s.programs); n != 2 {
+		t.Errorf("%d programs registered, want 2", n)
+	}
+	without := New(Options{})
+	if got := without.UserSym(pid, addr); got != output.UnknownAddr(addr) {
+		t.Errorf("not registered: UserSym = %q, want %q", got, output.UnknownAddr(addr))
+	}
+}
+
 func TestUserSymsCXX(t *testing.T) {
 	requireGCC(t)
 	if _, err := exec.LookPath("g++"); err != nil {

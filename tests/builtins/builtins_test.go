@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -330,4 +331,33 @@ var constArgsScript = scriptOf("TestConstantArguments", `BEGIN { $s = "abcdef"; 
 func TestConstantArguments(t *testing.T) {
 	requireTracing(t)
 	expect(t, "constant arguments", gt(t, "-e", constArgsScript), "0 1|abcd|7\n\n\n@l: \n[2, 4)                 1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n")
+}
+
+// exitingProg calls leaf_fn twice through caller_fn and exits at once.
+const exitingProg = `
+__attribute__((noinline)) int leaf_fn(int x) { return x + 1; }
+__attribute__((noinline)) int caller_fn(int x) { return leaf_fn(x) * 2; }
+int main(void) { return caller_fn(1) + caller_fn(2) == 10 ? 0 : 1; }
+`
+
+// TestUserSymbolsAfterExit: func and ustack of a probed non-PIE program
+// print by name at exit although the program has exited (and been reaped)
+// before the maps print; bpftrace 0.26's PER_PROGRAM symbol cache resolves
+// them the same way (conformance case builtin.func_uprobe_elf_symtable).
+func TestUserSymbolsAfterExit(t *testing.T) {
+	requireTracing(t)
+	dir := t.TempDir()
+	src, bin := dir+"/exiting.c", dir+"/exiting"
+	if err := os.WriteFile(src, []byte(exitingProg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-O0", "-fno-omit-frame-pointer", "-fno-pie", "-no-pie", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	script := scriptOf("TestUserSymbolsAfterExit", "uprobe:"+bin+":leaf_fn { @f[func] = count(); @s[ustack(2)] = count(); }")
+	got := gt(t, "--compat", "0.26", "-e", script, "-c", bin)
+	want := regexp.MustCompile(`^\n*@f\[leaf_fn\]: 2\n\n?@s\[\n    leaf_fn\+0\n    caller_fn\+[0-9]+\n\]: 2\n$`)
+	if !want.MatchString(got) {
+		t.Errorf("symbols of the exited program did not resolve:\n--- got\n%s--- want\n%s", got, want)
+	}
 }

@@ -102,6 +102,11 @@ func (p *Printer) Map(m MapData) error {
 	if p.format == Folded {
 		return p.foldedMap(m)
 	}
+	// A stack's text is made once per map printed: sorting by key and
+	// printing the rows both need it, and each making is a stack-map read
+	// and a symbolization of every frame.
+	p.stackTexts = map[stackTextKey]string{}
+	defer func() { p.stackTexts = nil }()
 	// The compact path (compact.go) sorts a small index over the entries
 	// and builds each row only as it prints; the maps it does not take
 	// (tseries, keys compared by their text) build every row first.

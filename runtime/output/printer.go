@@ -97,6 +97,8 @@ type Printer struct {
 	w      io.Writer
 	format Format
 	syms   Symbolizer
+	// stackTexts are the stack texts made while one map prints (Map).
+	stackTexts map[stackTextKey]string
 
 	// TimeFormats are the strftime formats by event id (Spec.Events[i].Format
 	// for EvTime events), used to print strftime() values.
@@ -492,6 +494,31 @@ func (p *Printer) stackText(v Value, indent int) string {
 	if p.syms == nil || id < 0 {
 		return ""
 	}
+	if p.stackTexts == nil || info.Dwarf {
+		return p.makeStackText(v, indent)
+	}
+	k := stackTextKey{info: info, id: id, pid: v.Aux, indent: indent}
+	t, ok := p.stackTexts[k]
+	if !ok {
+		t = p.makeStackText(v, indent)
+		p.stackTexts[k] = t
+	}
+	return t
+}
+
+// stackTextKey names a stack's text within one map's printing: the same
+// stack id (and, for a user stack, process) in the same form.
+type stackTextKey struct {
+	info   types.StackInfo
+	id     int64
+	pid    uint64
+	indent int
+}
+
+// makeStackText is stackText without the memo.
+func (p *Printer) makeStackText(v Value, indent int) string {
+	info := v.Type.Stack
+	id := v.Int()
 	var frames []Frame
 	var err error
 	if info.Dwarf {

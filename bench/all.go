@@ -157,7 +157,7 @@ func (all *AllReport) Print(w io.Writer, rounds int) {
 	fmt.Fprintf(w, "  tools:    %s; gotrace %s; floor: bench/floor.go\n", all.Bpftrace, all.Gotrace)
 	fmt.Fprintf(w, "  date:     %s to %s, %s; load average %s at the start, %s at the end\n", all.Started, all.Ended, all.Duration, all.LoadStart, all.LoadEnd)
 	fmt.Fprintf(w, "  method:   per script, medians of %d run(s) per tool interleaved A B F, F B A, …; per curve size, one run per tool,\n", rounds)
-	fmt.Fprintf(w, "            the order alternating; a tool whose run took over %.0f s is not run at the next size\n", refBudget.Seconds())
+	fmt.Fprintf(w, "            the order alternating; a tool whose run took over %.0f s (less the workload's loop) is not run at the next size\n", refBudget.Seconds())
 	if all.Table != nil {
 		fmt.Fprintln(w)
 		all.Table.printTable(w)

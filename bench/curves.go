@@ -306,6 +306,7 @@ func runCurves(curves []*Curve, tools []*Tool, only string) []*Curve {
 		}
 		ran = append(ran, c)
 		slow := map[string]time.Duration{} // tool -> its run at the previous size, when over budget
+		slowLoop := map[string]bool{}      // that run's time leaves out a workload loop
 		for i, n := range c.Sizes {
 			p := &CurvePoint{Size: n, Label: fmt.Sprint(n), Samples: map[string]Sample{}, Skipped: map[string]string{}}
 			if l, ok := c.Labels[n]; ok {
@@ -328,7 +329,11 @@ func runCurves(curves []*Curve, tools []*Tool, only string) []*Curve {
 					continue
 				}
 				if d, ok := slow[t.Name]; ok {
-					p.Skipped[t.Name] = fmt.Sprintf("not run: %s took %.0f s (less the workload's loop) at the previous size", t.Name, d.Seconds())
+					less := ""
+					if slowLoop[t.Name] {
+						less = " (less the workload's loop)"
+					}
+					p.Skipped[t.Name] = fmt.Sprintf("not run: %s took %.0f s%s at the previous size", t.Name, d.Seconds(), less)
 					c.Notes = append(c.Notes, fmt.Sprintf("%s at %s %s: %s", t.Name, p.Label, c.What, p.Skipped[t.Name]))
 					continue
 				}
@@ -339,6 +344,9 @@ func runCurves(curves []*Curve, tools []*Tool, only string) []*Curve {
 				// curve samples it for up to minutes) is not the tool's.
 				if took := time.Since(start) - time.Duration(s.LoopNs); took > refBudget {
 					slow[t.Name] = took
+					if s.LoopNs > 0 {
+						slowLoop[t.Name] = true
+					}
 				}
 				p.Samples[t.Name] = s
 				if s.Err != "" {

@@ -39,6 +39,10 @@ type Curve struct {
 	// summary, when set, adds lines under the curve (printf-loss: the
 	// rate at which loss begins, per tool).
 	summary func(c *Curve, tools []string) []string
+	// xOf, when set, is the x of the growth lines, read from each sample
+	// (kstack-symbolize: the distinct stacks printed), named xName.
+	xOf   func(Sample) float64
+	xName string
 }
 
 // CurvePoint is one size of a curve.
@@ -66,8 +70,9 @@ var (
 	cmKeys    = curveMetric{"keys printed", func(s Sample) float64 { return float64(s.MapLines) }, "%.0f", false}
 )
 
-// refBudget: a bpftrace run longer than this at one size is not repeated
-// at the next larger size (each step is ~10× the work).
+// refBudget: a tool whose run at one size took longer than this, less the
+// workload's own loop time, is not run at the next larger size (each step
+// is ~10× the work).
 const refBudget = 40 * time.Second
 
 func buildCurves(root, tmp string, wls map[string]*Workload, smoke bool) ([]*Curve, error) {
@@ -184,6 +189,13 @@ func buildCurves(root, tmp string, wls map[string]*Workload, smoke bool) ([]*Cur
 			}},
 	}
 	curves = append(curves, metricsCurve(getpid, keysEnv), printfLossCurve(tmp, smoke))
+	// After ustack-symbolize, as its kernel-stack counterpart.
+	for i, c := range curves {
+		if c.Name == "ustack-symbolize" {
+			curves = append(curves[:i+1], append([]*Curve{kstackCurve(tmp, smoke)}, curves[i+1:]...)...)
+			break
+		}
+	}
 	for _, c := range curves {
 		if smoke {
 			c.Sizes = c.Sizes[:2]
@@ -294,6 +306,7 @@ func runCurves(curves []*Curve, tools []*Tool, only string) []*Curve {
 		}
 		ran = append(ran, c)
 		slow := map[string]time.Duration{} // tool -> its run at the previous size, when over budget
+		slowLoop := map[string]bool{}      // that run's time leaves out a workload loop
 		for i, n := range c.Sizes {
 			p := &CurvePoint{Size: n, Label: fmt.Sprint(n), Samples: map[string]Sample{}, Skipped: map[string]string{}}
 			if l, ok := c.Labels[n]; ok {
@@ -316,15 +329,24 @@ func runCurves(curves []*Curve, tools []*Tool, only string) []*Curve {
 					continue
 				}
 				if d, ok := slow[t.Name]; ok {
-					p.Skipped[t.Name] = fmt.Sprintf("not run: %s took %.0f s at the previous size", t.Name, d.Seconds())
+					less := ""
+					if slowLoop[t.Name] {
+						less = " (less the workload's loop)"
+					}
+					p.Skipped[t.Name] = fmt.Sprintf("not run: %s took %.0f s%s at the previous size", t.Name, d.Seconds(), less)
 					c.Notes = append(c.Notes, fmt.Sprintf("%s at %s %s: %s", t.Name, p.Label, c.What, p.Skipped[t.Name]))
 					continue
 				}
 				fmt.Fprintf(os.Stderr, "bench: curve %s, %s %s, %s ...\n", c.Name, p.Label, c.What, t.Name)
 				start := time.Now()
 				s := runOnce(t, sc)
-				if took := time.Since(start); took > refBudget {
+				// The tool's own time: the workload's loop (the kernel-stack
+				// curve samples it for up to minutes) is not the tool's.
+				if took := time.Since(start) - time.Duration(s.LoopNs); took > refBudget {
 					slow[t.Name] = took
+					if s.LoopNs > 0 {
+						slowLoop[t.Name] = true
+					}
 				}
 				p.Samples[t.Name] = s
 				if s.Err != "" {
@@ -363,13 +385,31 @@ func (c *Curve) exponent(tool string, m curveMetric) (k float64, from, to string
 		if !have || s.Err != "" || m.get(s) <= 0 {
 			continue
 		}
-		xs, ys, labels = append(xs, float64(p.Size)), append(ys, m.get(s)), append(labels, p.Label)
+		x, label := float64(p.Size), p.Label
+		if c.xOf != nil {
+			if x = c.xOf(s); x <= 0 {
+				continue
+			}
+			label = fmt.Sprintf("%.0f", x)
+		}
+		xs, ys, labels = append(xs, x), append(ys, m.get(s)), append(labels, label)
 	}
 	if len(xs) < 2 {
 		return 0, "", "", false
 	}
-	i := len(xs) - 1
-	return math.Log(ys[i]/ys[i-1]) / math.Log(xs[i]/xs[i-1]), labels[i-1], labels[i], true
+	i, j := len(xs)-1, len(xs)-2
+	if c.xOf != nil {
+		// x is measured, not chosen: two sizes can give nearly the same
+		// x, whose slope is noise. Take the largest earlier x at most
+		// half the last.
+		for j >= 0 && xs[j] > xs[i]/2 {
+			j--
+		}
+		if j < 0 {
+			return 0, "", "", false
+		}
+	}
+	return math.Log(ys[i]/ys[j]) / math.Log(xs[i]/xs[j]), labels[j], labels[i], true
 }
 
 // printCurves writes one table per curve.
@@ -404,7 +444,9 @@ func printCurves(w io.Writer, curves []*Curve, a, b string) {
 					parts = append(parts, fmt.Sprintf("%s n^%.2f (%s, %s→%s)", t, k, growth(k), from, to))
 				}
 			}
-			if len(parts) > 0 {
+			if len(parts) > 0 && c.xOf != nil {
+				fmt.Fprintf(w, "  growth of %s over %s: %s\n", m.name, c.xName, strings.Join(parts, "; "))
+			} else if len(parts) > 0 {
 				fmt.Fprintf(w, "  growth of %s: %s\n", m.name, strings.Join(parts, "; "))
 			}
 		}

@@ -35,7 +35,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -78,7 +77,7 @@ type LoadSample struct {
 	RSSKiB              []int64 // VmRSS every second while loaded
 	PeakRSSKiB          int64   // max of RSSKiB
 	FinalRSSKiB         int64   // VmRSS just before SIGINT
-	MaxRSSKiB           int64   // wait4's peak, exit included
+	MaxRSSKiB           int64   // the tool's VmHWM, last read ≤ 10 ms before it exited (proc.go)
 	ExitMs              float64 // SIGINT to exit
 }
 
@@ -317,9 +316,7 @@ func runLoad(tool *Tool, ls *LoadScript, wl *loadWorkload, d time.Duration) *Loa
 	}
 	s.ExitMs = ms(took)
 	waitGone(tool.Path, 60*time.Second)
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		s.MaxRSSKiB = ru.Maxrss
-	}
+	s.MaxRSSKiB = tp.peakRSSKiB()
 	out := output()
 	for _, m := range lostRe.FindAllStringSubmatch(out, -1) {
 		n, _ := strconv.ParseInt(m[1], 10, 64)
@@ -485,7 +482,7 @@ func (rep *LoadReport) Print(w io.Writer) {
 		{"out-of-order lines", true, func(s *LoadSample) string { return fmt.Sprint(s.Reordered) }},
 		{"peak RSS MiB (1 s samples)", false, func(s *LoadSample) string { return mib(s.PeakRSSKiB) }},
 		{"final RSS MiB", false, func(s *LoadSample) string { return mib(s.FinalRSSKiB) }},
-		{"max RSS MiB (wait4)", false, func(s *LoadSample) string { return mib(s.MaxRSSKiB) }},
+		{"max RSS MiB (VmHWM)", false, func(s *LoadSample) string { return mib(s.MaxRSSKiB) }},
 		{"Ctrl-C to exit ms", false, func(s *LoadSample) string { return fmt.Sprintf("%.0f", s.ExitMs) }},
 	}
 	var errs []string

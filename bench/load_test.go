@@ -53,3 +53,13 @@ func TestAccounted(t *testing.T) {
 		t.Error("7 delivered + 2 reported lost of 10: accounted")
 	}
 }
+
+func TestStatusKiB(t *testing.T) {
+	st := []byte("Name:\tgotrace\nVmPeak:\t  123456 kB\nVmHWM:\t   11520 kB\nVmRSS:\t   10240 kB\n")
+	if v := statusKiB(st, "VmHWM:"); v != 11520 {
+		t.Errorf("VmHWM = %d, want 11520", v)
+	}
+	if v := statusKiB(st, "VmSwap:"); v != 0 {
+		t.Errorf("missing field = %d, want 0", v)
+	}
+}

@@ -5,6 +5,7 @@
 //	go run ./bench -smoke         # tiny run, for CI: checks the harness works
 //	go run ./bench -only count,hist -rounds 3 -json out.json
 //	go run ./bench -curves        # the scale curves instead (curves.go)
+//	go run ./bench -all           # table with floor, every curve, acceptance block (all.go)
 //
 // Runs are interleaved A B B A … per script, each tool against the same
 // workload from testdata/helpers. Per run it measures: in-kernel ns per event
@@ -57,7 +58,22 @@ func main() {
 	loadDur := flag.Duration("load-duration", 60*time.Second, "how long the load benchmark drives each script per tool (-smoke: 2s unless given)")
 	loadWorkers := flag.Int("load-workers", runtime.NumCPU(), "parallel getpid workload processes of the load benchmark")
 	curves := flag.Bool("curves", false, "run only the scale curves (curves.go): map printing, attach/detach, script size; -only picks curves by name")
+	all := flag.Bool("all", false, "issue 20's acceptance run: the per-script table with the floor (-rounds, default 3), then every scale curve, one header, an acceptance block; -only picks scripts and curves by name")
+	accOut := flag.String("acceptance", "", "-all: also write the acceptance checks as JSON to this file")
 	flag.Parse()
+	if *all {
+		r := allRounds
+		flag.Visit(func(f *flag.Flag) {
+			if f.Name == "rounds" {
+				r = *rounds
+			}
+		})
+		if err := runAll(*smoke, r, *only, *gotraceBin, *bpftraceBin, *jsonOut, *accOut); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *curves {
 		if err := runCurvesMain(*smoke, *only, *gotraceBin, *bpftraceBin, *jsonOut); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)

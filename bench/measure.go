@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -121,12 +120,9 @@ func runOnce(tool *Tool, sc *Script) Sample {
 	}
 	defer tp.kill() // whatever is left of its group
 	pid, exited, output := tp.pid, tp.exited, tp.output
-	rss := func() int64 {
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			return ru.Maxrss // KiB on Linux
-		}
-		return 0
-	}
+	// The tool's own peak (VmHWM, proc.go), not wait4's maxrss, which
+	// starts at the harness's size.
+	rss := tp.peakRSSKiB
 
 	if sc.SelfExit {
 		select {

@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -26,6 +28,14 @@ type toolProc struct {
 	mu      sync.Mutex
 	tail    bytes.Buffer
 	tailMax int
+
+	// hwm is the largest VmHWM (KiB) read from /proc/PID/status while the
+	// tool ran: its own peak RSS. wait4's ru_maxrss is not: Go starts
+	// children with vfork, and exec records the old (the harness's own)
+	// memory's high-water mark in the child's maxrss, so a tool smaller
+	// than the harness read as the harness's size.
+	hwm  atomic.Int64
+	done chan struct{} // closed when the tool has exited
 }
 
 // startTool starts cmd in its own process group. take is called for every
@@ -41,7 +51,7 @@ func startTool(cmd *exec.Cmd, tailMax int, take func(line []byte) bool) (*toolPr
 	if err != nil {
 		return nil, err
 	}
-	p := &toolProc{cmd: cmd, exited: make(chan error, 1), tailMax: tailMax}
+	p := &toolProc{cmd: cmd, exited: make(chan error, 1), tailMax: tailMax, done: make(chan struct{})}
 	var readers sync.WaitGroup
 	scan := func(r io.Reader) {
 		defer readers.Done()
@@ -67,12 +77,60 @@ func startTool(cmd *exec.Cmd, tailMax int, take func(line []byte) bool) (*toolPr
 	readers.Add(2)
 	go scan(stdout)
 	go scan(stderr)
+	go p.watchHWM()
 	go func() {
 		readers.Wait()
-		p.exited <- cmd.Wait()
+		err := cmd.Wait()
+		close(p.done)
+		p.exited <- err
 	}()
 	return p, nil
 }
+
+// watchHWM reads the tool's VmHWM every 2 ms for its first 200 ms, then
+// every 10 ms, until it exits.
+func (p *toolProc) watchHWM() {
+	path := fmt.Sprintf("/proc/%d/status", p.pid)
+	for i := 0; ; i++ {
+		if b, err := os.ReadFile(path); err == nil {
+			if v := statusKiB(b, "VmHWM:"); v > p.hwm.Load() {
+				p.hwm.Store(v)
+			}
+		}
+		d := 10 * time.Millisecond
+		if i < 100 {
+			d = 2 * time.Millisecond
+		}
+		select {
+		case <-p.done:
+			return
+		case <-time.After(d):
+		}
+	}
+}
+
+// statusKiB reads a "Name:   123 kB" field of /proc/PID/status.
+func statusKiB(status []byte, field string) int64 {
+	i := bytes.Index(status, []byte(field))
+	if i < 0 {
+		return 0
+	}
+	rest := status[i+len(field):]
+	if j := bytes.IndexByte(rest, '\n'); j >= 0 {
+		rest = rest[:j]
+	}
+	f := bytes.Fields(rest)
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseInt(string(f[0]), 10, 64)
+	return v
+}
+
+// peakRSSKiB is the tool's peak RSS: the largest VmHWM read while it ran.
+// The last reads come at most 10 ms before it exited; a tool that exited
+// before its first read has 0.
+func (p *toolProc) peakRSSKiB() int64 { return p.hwm.Load() }
 
 // output is the tail so far.
 func (p *toolProc) output() string {

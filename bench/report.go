@@ -153,17 +153,23 @@ func metricsFor(sc *Result) []metric {
 
 // Print writes the table of both tools' medians and their ratio.
 func (rep *Report) Print(w io.Writer) {
-	a, b := rep.Tools[0], rep.Tools[1]
-	f := ""
-	if len(rep.Tools) > 2 {
-		f = rep.Tools[2]
-	}
 	mode := ""
 	if rep.Smoke {
 		mode = ", smoke run"
 	}
 	fmt.Fprintf(w, "gotrace vs bpftrace, %s, %s; medians of %d run(s) per tool, interleaved A B B A%s\n\n",
 		rep.Date, rep.Machine, rep.Rounds, mode)
+	rep.printTable(w)
+}
+
+// printTable writes the table without the header line (-all prints one
+// header for everything).
+func (rep *Report) printTable(w io.Writer) {
+	a, b := rep.Tools[0], rep.Tools[1]
+	f := ""
+	if len(rep.Tools) > 2 {
+		f = rep.Tools[2]
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if f != "" {
 		fmt.Fprintf(tw, "script\tmetric\t%s\t%s\t%s/%s\t%s\t%s/%s\t\n", a, b, b, a, f, b, f)

@@ -22,7 +22,8 @@ import (
 // that is most of the reader's time besides formatting, and every store
 // of the consumer position is a cache line the producing CPUs then read
 // back. Here a batch hands each record to the handler in place (a slice
-// of the mapping, valid until the handler returns) and stores the
+// of the mapping, valid until the handler returns; a record wrapping
+// around the ring's end is copied out first) and stores the
 // consumer position once per storeEvery bytes and at the batch's end.
 //
 // Records come out in the ring's order, which is the order the programs
@@ -46,7 +47,8 @@ type ringReader struct {
 
 	consPage, dataPages []byte
 	consPos, prodPos    *atomic.Uint64
-	data                []byte // the data pages, mapped twice in a row
+	data                []byte // the data pages
+	wrapBuf             []byte // a record that wraps around the end, copied out
 	mask                uint64
 	size                uint64
 	// storeEvery: bytes consumed between stores of the consumer position
@@ -80,7 +82,12 @@ func newRingReader(m *ebpf.Map) (*ringReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mmap consumer page: %w", err)
 	}
-	data, err := unix.Mmap(fd, int64(page), page+2*int(size), unix.PROT_READ, unix.MAP_SHARED)
+	// The kernel maps the data pages twice in a row, so that a record
+	// wrapping around the end reads as one slice; the second copy would
+	// count again in the tracer's resident set (16 MiB for the 8 MiB
+	// default) while saving a copy only for the rare record that wraps.
+	// One copy is mapped; a wrapping record is copied out (wrapBuf).
+	data, err := unix.Mmap(fd, int64(page), page+int(size), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		unix.Munmap(cons)
 		return nil, fmt.Errorf("mmap data pages: %w", err)
@@ -175,7 +182,15 @@ func (r *ringReader) consume(handle func([]byte) (bool, error), limit int) (n in
 			}
 			if hdr&ringDiscardBit == 0 {
 				n++
-				stop, err = handle(r.data[start : start+l : start+l])
+				var rec []byte
+				if start+l <= r.size {
+					rec = r.data[start : start+l : start+l]
+				} else {
+					// Wraps around the end of the ring.
+					r.wrapBuf = append(append(r.wrapBuf[:0], r.data[start:]...), r.data[:start+l-r.size]...)
+					rec = r.wrapBuf
+				}
+				stop, err = handle(rec)
 				if err != nil || stop {
 					cons = next
 					return n, false, stop, err

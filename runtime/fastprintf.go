@@ -37,6 +37,9 @@ type fastSeg struct {
 	off, size int
 	signed    bool
 	str       bool // a string argument (only with %s)
+	// plain: %d, %i or %u with no flags, width or precision (the common
+	// case): the digits alone, appended straight to the line.
+	plain bool
 }
 
 // compileFast compiles ev's format, or returns nil when the event needs the
@@ -122,6 +125,8 @@ func compileFast(ev *compiler.Event) *fastFormat {
 		if s.off+s.size > f.need {
 			return nil
 		}
+		s.plain = !s.str && (s.Verb == 'd' || s.Verb == 'i' || s.Verb == 'u') && s.Width == 0 && s.Prec < 0 &&
+			!s.Minus && !s.Plus && !s.Space && !s.Zero && !s.Alt
 		flushLit()
 		f.segs = append(f.segs, s)
 	}
@@ -157,6 +162,20 @@ func (f *fastFormat) appendTo(dst, payload []byte) (out []byte, ok bool) {
 			continue
 		}
 		u := readUint(payload[s.off:], s.size, s.signed)
+		if s.plain {
+			if s.bits < 64 {
+				u &= 1<<s.bits - 1
+			}
+			if s.Verb == 'u' {
+				dst = strconv.AppendUint(dst, u, 10)
+			} else {
+				if s.bits < 64 && u&(1<<(s.bits-1)) != 0 {
+					u |= ^uint64(0) << s.bits
+				}
+				dst = strconv.AppendInt(dst, int64(u), 10)
+			}
+			continue
+		}
 		if s.Verb == 's' {
 			// A number's text, as the printer prints it.
 			var d []byte

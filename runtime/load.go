@@ -320,15 +320,16 @@ func kernelName(s string) string {
 
 // ringBufSize is the ring buffer's size in bytes: pagesPerCPU pages per
 // CPU when given (the caller validated it, see MaxRingBufBytes), else the
-// compiler's size with at least defaultRBPagesPerCPU pages per CPU; rounded
-// up to a power of two, as the kernel requires.
+// compiler's size with at least defaultRBPagesPerCPU pages per CPU and at
+// least minRingBufBytes; rounded up to a power of two, as the kernel
+// requires.
 func ringBufSize(compiled uint32, pagesPerCPU int) uint32 {
 	ncpu, err := ebpf.PossibleCPU()
 	if err != nil || ncpu < 1 {
 		ncpu = 1
 	}
 	page := uint64(os.Getpagesize())
-	size := defaultRBPagesPerCPU * page * uint64(ncpu)
+	size := max(defaultRBPagesPerCPU*page*uint64(ncpu), minRingBufBytes)
 	if pagesPerCPU > 0 {
 		size = uint64(pagesPerCPU) * page * uint64(ncpu)
 	} else if uint64(compiled) > size {
@@ -563,6 +564,18 @@ func (l *Loaded) Close() error {
 
 // defaultRBPagesPerCPU sizes the ring buffer when nothing else does.
 const defaultRBPagesPerCPU = 64
+
+// minRingBufBytes is the smallest default ring buffer. The ring is one
+// for all CPUs, so it must hold what every CPU writes while the reader is
+// off the CPU: printf("%d\n", tid) on every getpid of two CPUs running
+// flat out (the benchmark's printf-loss curve, 1.2 M records of 24 bytes
+// a second, 29 MB/s) left up to 3.8 MB unread when the reader was
+// starved by other load (0.3 MB typically), which the old 1 MiB lost. 8
+// MiB holds about 350,000 such records, 0.29 s of that rate. It is kernel
+// memory, allocated when the map is created (about 2 ms of start-up
+// here) and charged to the tracer's memory cgroup; bpftrace 0.17's perf
+// buffers are 64 pages per CPU (512 KiB on 2 CPUs).
+const minRingBufBytes = 8 << 20
 
 // errNoLineInfo: the program was not yet loaded without line info.
 var errNoLineInfo = errors.New("not loaded without line info")

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/ringbuf"
 
 	"github.com/gotrace/gotrace/compiler"
 	"github.com/gotrace/gotrace/runtime/output"
@@ -36,7 +35,7 @@ var errTestsFailed = &ExitCode{Code: 1}
 // runTests runs pl's test probes and prints their report. The ring buffer
 // is read here, synchronously, after each run (the reader goroutine starts
 // after the tests), so each test's output is its own.
-func (s *session) runTests(pl *plan, rd *ringbuf.Reader) (failed bool, err error) {
+func (s *session) runTests(pl *plan, rd *ringReader) (failed bool, err error) {
 	if rd != nil {
 		// BEGIN's output, as in any run.
 		if err := s.drainUntilExit(rd); err != nil {
@@ -75,9 +74,6 @@ func (s *session) runTests(pl *plan, rd *ringbuf.Reader) (failed bool, err error
 		failed = failed || !passed
 		res = append(res, output.TestResult{Name: tp.name, Duration: took, Passed: passed, Output: text})
 	}
-	if rd != nil {
-		rd.SetDeadline(time.Time{}) // readNow's; the reader goroutine blocks
-	}
 	if p, ok := s.opts.Printer.(interface {
 		TestResults([]output.TestResult) error
 	}); ok {
@@ -90,7 +86,7 @@ func (s *session) runTests(pl *plan, rd *ringbuf.Reader) (failed bool, err error
 
 // drainUntilExit dispatches what is in the ring buffer now; after an
 // exit() record it drops the rest (bpftrace prints nothing after exit()).
-func (s *session) drainUntilExit(rd *ringbuf.Reader) error {
+func (s *session) drainUntilExit(rd *ringReader) error {
 	exited := false
 	err := readNow(rd, func(rec []byte) (bool, error) {
 		stop, err := s.dispatch(rec)

@@ -3,9 +3,7 @@ package sym
 import (
 	"encoding/binary"
 	"errors"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -239,35 +237,5 @@ func TestStackErrors(t *testing.T) {
 	e := s.StackErrors()
 	if e.Collisions != 3 || e.NoMemory != 1 || e.Total() != 4 || len(e.Warnings()) != 2 {
 		t.Errorf("StackErrors = %+v, warnings %q", e, e.Warnings())
-	}
-}
-
-// TestStackMapMemory measures the locked memory the kernel charges for
-// stack maps and checks StackMapMemory's estimate against it.
-func TestStackMapMemory(t *testing.T) {
-	testkit.Require(t, testkit.Root, testkit.BPF)
-	testkit.NoBPFLeaks(t)
-	for _, entries := range []uint32{1024, DefaultStackMapEntries, 131072} {
-		m := newStackMap(t, entries)
-		fd := m.FD()
-		data, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(fd))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var memlock uint64
-		for _, line := range strings.Split(string(data), "\n") {
-			if v, ok := strings.CutPrefix(line, "memlock:"); ok {
-				memlock, _ = strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-			}
-		}
-		est := StackMapMemory(entries, MaxStackDepth*8)
-		t.Logf("STACK_TRACE max_entries=%d value=%d: memlock %d bytes (%.1f MB), estimate %d", entries, MaxStackDepth*8, memlock, float64(memlock)/1e6, est)
-		if memlock == 0 {
-			t.Fatalf("no memlock in fdinfo:\n%s", data)
-		}
-		if d := float64(est) / float64(memlock); d < 0.9 || d > 1.1 {
-			t.Errorf("estimate %d is off the kernel's %d by more than 10%%", est, memlock)
-		}
-		m.Close()
 	}
 }

@@ -9,10 +9,10 @@ import (
 )
 
 // TestStackLossesWarned forces stack losses on the real kernel:
-// GOTRACE_STACK_MAP_ENTRIES=1 makes each stack map a single hash bucket.
+// GOTRACE_STACK_MAP_ENTRIES=1 makes each stack map hold one stack.
 // The uchain helper runs 1000 iterations; each takes chain_a's ustack,
-// then target's. The first (chain_a's) holds the bucket, so every one of
-// the 1000 target stacks fails with -EEXIST: they count under the empty
+// then target's. The first (chain_a's) fills the map, so every one of
+// the 1000 target stacks fails (-E2BIG): they count under the empty
 // key ("@[]: 1000", as bpftrace prints a failed stack) and gotrace warns at
 // exit with the exact number. With the default map the same script loses
 // nothing, warns nothing and prints both stacks, as bpftrace does. (The
@@ -39,7 +39,7 @@ uprobe:BIN:target /pid == PID/ { @[ustack] = count(); @t++; if (@t == 1000) { ex
 
 	t.Setenv("GOTRACE_STACK_MAP_ENTRIES", "1")
 	_, o = traceHelper(t, false, false, script, "uchain", "1000")
-	const warn = "WARNING: 1000 stack traces lost to hash collisions in the stack map (-EEXIST)\n"
+	const warn = "WARNING: 1000 stack traces lost: stack map full (raise GOTRACE_STACK_MAP_ENTRIES, default 4096)\n"
 	if !strings.Contains(o.gtErr, warn) || strings.Count(o.gtErr, "WARNING") != 1 {
 		t.Errorf("one-entry stack map: stderr:\n%s\nwant exactly the warning %q", o.gtErr, warn)
 	}

@@ -233,9 +233,41 @@ func TestStackErrors(t *testing.T) {
 	}
 	s.CountStackError(-int64(syscall.EEXIST), 3)
 	s.CountStackError(-int64(syscall.ENOMEM), 1)
+	s.CountStackError(-int64(syscall.E2BIG), 2) // the stack map is full
 	s.CountStackError(5, 10)
 	e := s.StackErrors()
-	if e.Collisions != 3 || e.NoMemory != 1 || e.Total() != 4 || len(e.Warnings()) != 2 {
+	if e.Collisions != 3 || e.NoMemory != 3 || e.Total() != 6 || len(e.Warnings()) != 2 {
 		t.Errorf("StackErrors = %+v, warnings %q", e, e.Warnings())
+	}
+	if w := e.Warnings(); len(w) == 2 && w[1] != "WARNING: 3 stack traces lost: stack map full (raise GOTRACE_STACK_MAP_ENTRIES, default 4096)" {
+		t.Errorf("map-full warning %q", w[1])
+	}
+}
+
+// TestStackAddrsByHash: gotrace's stack maps are hash maps keyed by the
+// u64 stack id (ABI.md); StackAddrs reads the frames stored under an id
+// up to the first zero, and an id the map lacks is ErrNoStack.
+func TestStackAddrsByHash(t *testing.T) {
+	testkit.Require(t, testkit.Root, testkit.BPF)
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "stack_u_3", Type: ebpf.Hash, KeySize: 8, ValueSize: 3 * 8, MaxEntries: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	const id = uint64(0x7123456789abcdef)
+	val := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, 0x401000), 0x402000)
+	val = binary.LittleEndian.AppendUint64(val, 0)
+	if err := m.Put(id, val); err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{})
+	s.SetStackMap("stack_u_3", m)
+	info := types.StackInfo{User: true, Limit: 3}
+	got, err := s.StackAddrs(info, int64(id))
+	if err != nil || !slices.Equal(got, []uint64{0x401000, 0x402000}) {
+		t.Errorf("StackAddrs(%#x) = %x, %v; want [401000 402000]", id, got, err)
+	}
+	if _, err := s.StackAddrs(info, int64(id+1)); !errors.Is(err, ErrNoStack) {
+		t.Errorf("StackAddrs of an absent id: %v, want ErrNoStack", err)
 	}
 }

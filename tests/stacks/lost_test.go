@@ -1,11 +1,8 @@
 package stacks_test
 
 import (
-	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/gotrace/gotrace/internal/testkit"
 )
 
 // TestStackLossesWarned forces stack losses on the real kernel:
@@ -15,18 +12,17 @@ import (
 // the 1000 target stacks fails (-E2BIG): they count under the empty
 // key ("@[]: 1000", as bpftrace prints a failed stack) and gotrace warns at
 // exit with the exact number. With the default map the same script loses
-// nothing, warns nothing and prints both stacks, as bpftrace does. (The
-// helper is gone when the maps print: the frames are bare addresses, as
-// bpftrace prints them; the innermost is the probed function's.)
+// nothing and warns nothing: it prints both stacks. (The helper is gone
+// when the maps print; its frames still resolve, from the probed binary,
+// where bpftrace prints them as bare addresses; the innermost is the
+// probed function's.)
 func TestStackLossesWarned(t *testing.T) {
 	requireTracing(t)
-	fs := readFuncs(t, testkit.Helper(t, "uchain"), "chain_a", "target")
-	chainA := "@[\n    0x" + strconv.FormatUint(fs.addr["chain_a"], 16) + "\n"
-	target := "@[\n    0x" + strconv.FormatUint(fs.addr["target"], 16) + "\n"
+	chainA, target := "@[\n    chain_a+0\n", "@[\n    target+0\n"
 	script := `uprobe:BIN:chain_a /pid == PID/ { @[ustack] = count(); }
 uprobe:BIN:target /pid == PID/ { @[ustack] = count(); @t++; if (@t == 1000) { exit(); } }`
 
-	_, o := traceHelper(t, true, false, script, "uchain", "1000")
+	_, o := traceHelper(t, false, false, script, "uchain", "1000")
 	if strings.Contains(o.gtErr, "WARNING") {
 		t.Errorf("default stack map: unexpected warning:\n%s", o.gtErr)
 	}
@@ -35,7 +31,6 @@ uprobe:BIN:target /pid == PID/ { @[ustack] = count(); @t++; if (@t == 1000) { ex
 		strings.HasPrefix(es[1], chainA) && strings.HasPrefix(es[0], target)) {
 		t.Errorf("default stack map: want chain_a's and target's stacks, got:\n%s", o.gt)
 	}
-	sameEntries(t, o)
 
 	t.Setenv("GOTRACE_STACK_MAP_ENTRIES", "1")
 	_, o = traceHelper(t, false, false, script, "uchain", "1000")

@@ -249,10 +249,10 @@ const (
 // StackHash is the id of a stack of frames: h = seed ^ (len·mul); per
 // frame f, innermost first: h = (h ^ f)·mul; h ^= h >> 29; then the sign
 // bit is cleared (a negative id is an error). Each step is a bijection of
-// h for a fixed frame, so two stacks of one length that differ only in
-// the frames from one place on (a different caller somewhere, the same
-// frames above it) never share an id; other pairs do with probability
-// about 2^-63. The BPF code (emitStackHash) computes the same.
+// h for a fixed frame, so two stacks of one length that differ in one
+// frame always end in different 64-bit states; any two distinct stacks
+// share an id (the 63 bits kept) with a chance of about 2^-63, and then
+// count as one. The BPF code (emitStackHash) computes the same.
 func StackHash(frames []uint64) uint64 {
 	h := uint64(StackHashSeed) ^ uint64(len(frames))*StackHashMul
 	for _, f := range frames {

@@ -176,6 +176,7 @@ func (g *gen) ConstResult(s string) {
 
 func (g *gen) MapRef(dst asm.Register, name string, spec stdlib.InternalMap) {
 	m := g.c.internalMap(name, ebpf.MapType(spec.Type), spec.KeySize, spec.ValueSize, spec.MaxEntries)
+	m.Stacks = m.Stacks || spec.Stacks
 	g.mapPtr(dst, m)
 }
 

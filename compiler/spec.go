@@ -91,6 +91,10 @@ type MapSpec struct {
 	// indexed by the u32 bucket (ZeroIsAbsent too); the runtime reads
 	// each slot as the hash form's entry, key (u64 0, u64 bucket).
 	BucketIndexKey bool `json:",omitempty"`
+	// Stacks: the frames of kstack/ustack values by stack id (ABI.md,
+	// stack_k/stack_u...): the runtime sizes it (GOTRACE_STACK_MAP_ENTRIES)
+	// and the symbolizer reads stacks from it.
+	Stacks bool `json:",omitempty"`
 }
 
 // EventKind says what a ring-buffer record asks userspace to do: the

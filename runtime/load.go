@@ -36,12 +36,12 @@ type Loaded struct {
 	progressEnv *Env            // the Env of Attach, for Detach's progress
 }
 
-// StackMaps are the STACK_TRACE maps by name, the name the printed stack
+// StackMaps are the maps of stacks by name, the name the printed stack
 // values carry (types.StackInfo.MapName), for a symbolizer to read.
 func (l *Loaded) StackMaps() map[string]*ebpf.Map {
 	out := map[string]*ebpf.Map{}
 	for _, m := range l.Spec.Maps {
-		if m.Type == ebpf.StackTrace && l.Maps[m.Name] != nil {
+		if m.Stacks && l.Maps[m.Name] != nil {
 			out[m.Name] = l.Maps[m.Name]
 		}
 	}
@@ -204,7 +204,7 @@ func collectionSpec(spec *compiler.Spec, opts LoadOptions) (*ebpf.CollectionSpec
 		if m.Type == ebpf.RingBuf {
 			ms.MaxEntries = ringBufSize(ms.MaxEntries, opts.RingBufPages)
 		}
-		if m.Type == ebpf.StackTrace {
+		if m.Stacks {
 			ms.MaxEntries = stackMapEntries(ms.MaxEntries, opts.StackMapEntries)
 		}
 		if noPrealloc(spec, m) {
@@ -355,11 +355,11 @@ func RingBufBytes(pagesPerCPU int) uint64 {
 	return uint64(pagesPerCPU) * uint64(os.Getpagesize()) * uint64(ncpu)
 }
 
-// stackMapEntries is a STACK_TRACE map's max_entries: the compiler's
-// (sym.DefaultStackMapEntries) unless GOTRACE_STACK_MAP_ENTRIES gives
-// another count. bpftrace has no such setting (it always reserves 131072
-// entries); a smaller map costs less locked memory and loses more distinct
-// stacks to hash collisions, which gotrace counts and reports at exit.
+// stackMapEntries is a stack map's max_entries, the distinct stacks of its
+// kind it can hold: the compiler's (sym.DefaultStackMapEntries) unless
+// GOTRACE_STACK_MAP_ENTRIES gives another count. bpftrace has no such
+// setting (it reserves 131072 entries); stacks past a full map are lost
+// (-E2BIG), which gotrace counts and reports at exit.
 func stackMapEntries(compiled uint32, entries int) uint32 {
 	if entries > 0 {
 		return uint32(entries)

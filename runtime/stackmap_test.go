@@ -9,12 +9,12 @@ import (
 )
 
 // TestStackMapEntries: LoadOptions.StackMapEntries (GOTRACE_STACK_MAP_ENTRIES,
-// validated by cmd/gotrace) sets every STACK_TRACE map's max_entries (and
-// nothing else's); 0 keeps the compiler's.
+// validated by cmd/gotrace) sets every stack map's max_entries (and
+// nothing else's, another hash map's neither); 0 keeps the compiler's.
 func TestStackMapEntries(t *testing.T) {
 	spec := &compiler.Spec{Maps: []*compiler.MapSpec{
-		{Name: "stack_k", Type: ebpf.StackTrace, KeySize: 4, ValueSize: 8 * 127, MaxEntries: 4096},
-		{Name: "stack_u_3", Type: ebpf.StackTrace, KeySize: 4, ValueSize: 8 * 3, MaxEntries: 4096},
+		{Name: "stack_k", Type: ebpf.Hash, KeySize: 8, ValueSize: 8 * 127, MaxEntries: 4096, Stacks: true},
+		{Name: "stack_u_3", Type: ebpf.Hash, KeySize: 8, ValueSize: 8 * 3, MaxEntries: 4096, Stacks: true},
 		{Name: "m_", Type: ebpf.Hash, KeySize: 8, ValueSize: 8, MaxEntries: 4096},
 	}}
 	for _, c := range []struct {

@@ -16,7 +16,7 @@ type (
 	// procSnapshotter records a process's memory map and symbols while it
 	// lives, so its ustack/usym values still resolve after it exits.
 	procSnapshotter interface{ Snapshot(pid int) }
-	// stackErrorCounter counts bpf_get_stackid failures (negative ids).
+	// stackErrorCounter counts stacks that were not stored (negative ids).
 	stackErrorCounter interface {
 		CountStackError(id int64, n uint64)
 	}

@@ -158,6 +158,9 @@ type InternalMap struct {
 	KeySize    uint32
 	ValueSize  uint32
 	MaxEntries uint32
+	// Stacks marks a map of kstack/ustack frames by stack id
+	// (compiler.MapSpec.Stacks).
+	Stacks bool
 }
 
 // AggOp describes how an aggregation updates its map value in place.

@@ -122,9 +122,9 @@ const (
 // (bpftrace's default, the kernel's default perf_event_max_stack).
 const DefaultStackLimit = 127
 
-// MapName is the STACK_TRACE map holding stacks of this kind. There is one
+// MapName is the stack map holding stacks of this kind. There is one
 // map per (kernel/user, limit), sized to the limit, so that
-// bpf_get_stackid captures and hashes exactly Limit frames: stack_k and
+// bpf_get_stack captures and the program hashes exactly Limit frames: stack_k and
 // stack_u for the default limit, stack_k_N and stack_u_N for limit N
 // (compiler/ABI.md). Limit 0 means the default.
 func (s StackInfo) MapName() string {

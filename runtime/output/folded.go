@@ -141,8 +141,8 @@ func (p *Printer) foldFrames(m MapData, parts []Value) []FoldedFrame {
 // stackFrames resolves a stack value to frames, outermost first: function
 // names without offsets (samples in one function add up), the hex address
 // when the address resolves to nothing, "[unknown]" for an unreadable
-// stack, "[lost]" for one lost to a stack map collision, nothing when the
-// probe had no stack of this kind.
+// stack, "[lost]" for one lost to a full stack map (or a collision in a
+// kernel STACK_TRACE map), nothing when the probe had no stack of this kind.
 func (p *Printer) stackFrames(v Value) []FoldedFrame {
 	kind := FrameKernel
 	if v.Type.Stack.User {
@@ -151,8 +151,9 @@ func (p *Printer) stackFrames(v Value) []FoldedFrame {
 	info := v.Type.Stack
 	id := v.Int()
 	switch {
-	case id == -17:
-		// -EEXIST: the stack was lost to a hash collision in the stack map.
+	case id == -7 || id == -12 || id == -17:
+		// -E2BIG (-ENOMEM): the stack map was full; -EEXIST: a
+		// bpf_get_stackid hash collision.
 		return []FoldedFrame{{Name: "[lost]", Kind: kind}}
 	case id < 0:
 		return nil // no stack of this kind (a kstack sampled in user mode)

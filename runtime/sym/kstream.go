@@ -12,7 +12,7 @@ import (
 )
 
 // PrepareKernelStacks resolves, in one streaming pass over kallsyms, every
-// address held in the kernel STACK_TRACE maps, unless the kallsyms index is
+// address held in the kernel stack maps, unless the kallsyms index is
 // already loaded. Printing the maps at exit then needs neither the index
 // (~10 MB) nor its build time; an address it did not see (a stack added
 // since) still loads the index.
@@ -36,8 +36,7 @@ func (s *Symbolizer) PrepareKernelStacks() error {
 	}
 	var addrs []uint64
 	for _, m := range maps {
-		var id uint32
-		var val []byte
+		var id, val []byte
 		it := m.Iterate()
 		for it.Next(&id, &val) {
 			for i := 0; i+8 <= len(val); i += 8 {

@@ -16,31 +16,19 @@ import (
 // value holds at most this many u64 frames.
 const MaxStackDepth = 127
 
-// DefaultStackMapEntries is the max_entries gotrace's stack maps should
-// use. The kernel preallocates every entry (value size + a 16-byte
-// header) and a power-of-two bucket array, so with 127 frames a map
-// costs about 4.3 MB locked memory, against 136 MB for bpftrace's 131072
-// entries. Distinct stacks that hash into a taken bucket fail with
-// -EEXIST and are counted (StackErrors). GOTRACE_STACK_MAP_ENTRIES
-// overrides it at load time (runtime: stackMapEntries).
+// DefaultStackMapEntries is the max_entries of gotrace's stack maps: the
+// distinct stacks of one kind (kernel/user, limit) each holds. A stack map
+// is a hash map keyed by the stack's id, a hash of its frames
+// (stdlib.StackHash), whose value is the frames: distinct stacks are kept
+// until the map is full; those after are lost (-E2BIG) and counted
+// (StackErrors). GOTRACE_STACK_MAP_ENTRIES overrides it at load time
+// (runtime: stackMapEntries).
 const DefaultStackMapEntries = 4096
-
-// StackMapMemory estimates the locked memory the kernel charges for a
-// STACK_TRACE map (kernel/bpf/stackmap.c: preallocated elements plus
-// the bucket pointer array).
-func StackMapMemory(maxEntries, valueSize uint32) uint64 {
-	buckets := uint64(1)
-	for buckets < uint64(maxEntries) {
-		buckets <<= 1
-	}
-	const bucketHeader = 16 // struct stack_map_bucket: freelist node, hash, nr
-	return uint64(maxEntries)*(bucketHeader+uint64(valueSize)) + buckets*8
-}
 
 // ErrNoStack is returned for a stack id the map does not hold.
 var ErrNoStack = errors.New("stack not found")
 
-// SetStackMap gives the Symbolizer the STACK_TRACE map name (stack_k,
+// SetStackMap gives the Symbolizer the stack map name (stack_k,
 // stack_u, stack_k_N, stack_u_N: types.StackInfo.MapName), from which
 // stacks of that kind are read; a nil m forgets it.
 func (s *Symbolizer) SetStackMap(name string, m *ebpf.Map) {
@@ -58,6 +46,8 @@ func (s *Symbolizer) SetStackMap(name string, m *ebpf.Map) {
 
 // SetStackMaps gives the Symbolizer the default-limit STACK_TRACE maps
 // stack_k and stack_u (either may be nil); SetStackMap gives any other.
+// A stack map is keyed by the u64 stack id (gotrace's, ABI.md) or, for a
+// kernel STACK_TRACE map, by the u32 id bpf_get_stackid returns.
 func (s *Symbolizer) SetStackMaps(k, u *ebpf.Map) {
 	s.SetStackMap(types.StackInfo{}.MapName(), k)
 	s.SetStackMap(types.StackInfo{User: true}.MapName(), u)
@@ -76,10 +66,14 @@ func (s *Symbolizer) StackAddrs(info types.StackInfo, id int64) ([]uint64, error
 	if m == nil {
 		return nil, fmt.Errorf("%s: no stack map", name)
 	}
-	if id > 0xffffffff {
-		return nil, fmt.Errorf("%s: stack id %d out of range", name, id)
+	var key any = uint64(id)
+	if m.KeySize() == 4 {
+		if id > 0xffffffff {
+			return nil, fmt.Errorf("%s: stack id %d out of range", name, id)
+		}
+		key = uint32(id)
 	}
-	b, err := m.LookupBytes(uint32(id))
+	b, err := m.LookupBytes(key)
 	if err != nil {
 		return nil, fmt.Errorf("%s: look up stack id %d: %w", name, id, err)
 	}
@@ -99,7 +93,7 @@ func (s *Symbolizer) StackAddrs(info types.StackInfo, id int64) ([]uint64, error
 
 // Stack returns the frames of stack id, innermost first, read from the map
 // of stacks of kind info and resolved in the kernel or (user stacks) in
-// process pid. A negative id is bpf_get_stackid's error: it is returned as
+// process pid. A negative id is the error of storing the stack: it is returned as
 // an error (the caller counts it with CountStackError once per event).
 func (s *Symbolizer) Stack(info types.StackInfo, id int64, pid int) ([]output.Frame, error) {
 	addrs, err := s.StackAddrs(info, id)
@@ -125,6 +119,8 @@ func stackIDError(id int64) error {
 	switch -id {
 	case int64(syscall.EEXIST):
 		return fmt.Errorf("stack hash collision (%w)", syscall.EEXIST)
+	case int64(syscall.E2BIG):
+		return fmt.Errorf("stack map full (%w)", syscall.E2BIG)
 	case int64(syscall.ENOMEM):
 		return fmt.Errorf("stack map full (%w)", syscall.ENOMEM)
 	case int64(syscall.EFAULT):
@@ -133,10 +129,10 @@ func stackIDError(id int64) error {
 	return fmt.Errorf("bpf_get_stackid error %d", id)
 }
 
-// StackErrors counts stacks bpf_get_stackid could not store.
+// StackErrors counts stacks that could not be stored.
 type StackErrors struct {
-	Collisions uint64 // -EEXIST: another stack holds the hash bucket
-	NoMemory   uint64 // -ENOMEM: the map is full
+	Collisions uint64 // -EEXIST: another stack holds the hash bucket (bpf_get_stackid)
+	NoMemory   uint64 // -E2BIG or -ENOMEM: the map is full
 	Fault      uint64 // -EFAULT: the stack could not be walked
 	Other      uint64
 }
@@ -152,7 +148,7 @@ func (e StackErrors) Warnings() []string {
 		w = append(w, fmt.Sprintf("WARNING: %d stack traces lost to hash collisions in the stack map (-EEXIST)", e.Collisions))
 	}
 	if e.NoMemory > 0 {
-		w = append(w, fmt.Sprintf("WARNING: %d stack traces lost: stack map full (-ENOMEM)", e.NoMemory))
+		w = append(w, fmt.Sprintf("WARNING: %d stack traces lost: stack map full (raise GOTRACE_STACK_MAP_ENTRIES, default %d)", e.NoMemory, DefaultStackMapEntries))
 	}
 	// -EFAULT is not a loss: the context has no such stack (a kstack in a
 	// uprobe), which prints as an empty stack, as bpftrace prints it.
@@ -174,7 +170,7 @@ func (s *Symbolizer) CountStackError(id int64, n uint64) {
 	switch -id {
 	case int64(syscall.EEXIST):
 		s.stackErrs.Collisions += n
-	case int64(syscall.ENOMEM):
+	case int64(syscall.E2BIG), int64(syscall.ENOMEM):
 		s.stackErrs.NoMemory += n
 	case int64(syscall.EFAULT):
 		s.stackErrs.Fault += n

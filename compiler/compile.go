@@ -115,11 +115,9 @@ func Compile(res *check.Result, opts Options) (*Spec, error) {
 	}
 	for i, p := range res.Prog.Probes {
 		for _, grp := range all[i] {
-			prog, err := c.compileProgram(i, p, grp)
-			if err != nil {
+			if err := c.compileClause(i, p, grp); err != nil {
 				return nil, err
 			}
-			c.spec.Programs = append(c.spec.Programs, prog)
 		}
 	}
 	// Maps in a stable order: user maps by name, then internal ones by name.

@@ -47,6 +47,10 @@ type Program struct {
 	// syscalls tracepoints (Attach) on that raw tracepoint instead
 	// (syscalls.go): the runtime attaches it there once.
 	RawSyscall string
+	// Continues marks a run-once clause's part after the first: a body
+	// too big for the verifier is split between its statements into
+	// programs the runtime runs one after another, as one probe (split.go).
+	Continues bool
 }
 
 // ProbeSource is where a program's `probe` value comes from (ABI.md).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 
@@ -218,96 +219,87 @@ func readBatch(m *ebpf.Map, ms *compiler.MapSpec, perCPU bool, ncpu int, md *Map
 	}
 	vals := reflect.MakeSlice(reflect.SliceOf(byteArr(ms.ValueSize)), nv, nv)
 	keysOut, valsOut := keys.Interface(), vals.Interface()
+	ks, vs := int(ms.KeySize), int(ms.ValueSize)
+	// The reflect slices' bytes, read in one copy per batch rather than
+	// an element (and a reflect call) at a time.
+	keyBytes := unsafe.Slice((*byte)(keys.UnsafePointer()), chunk*ks)
+	valBytes := unsafe.Slice((*byte)(vals.UnsafePointer()), nv*vs)
 	// Only tseries needs each CPU's value to print (its slots carry their
 	// own epochs); the other aggregations print from the merged value.
 	keepPerCPU := ms.User == nil || ms.User.Value == nil || ms.User.Value.Kind == types.Tseries
-	// The entries are counted first (a pass of batch reads, no copies),
-	// so that one slice of the right size holds them: appending 10⁶
-	// entries reallocates (at 1.25× growth) about five times the final
-	// slice, and joining per-batch slices holds two copies at once (the
-	// entries alone are 72 MB there). Entries added between the passes
-	// are appended all the same.
-	count, ok := countBatch(m, keysOut, valsOut)
-	if !ok {
-		return false, nil
+	// One pass of batch reads: each batch's keys and (merged) values are
+	// packed into one buffer of its own, and the entries, whose number is
+	// known only at the end, are made once, of the exact size, pointing
+	// into those buffers. Appending 10⁶ entries as they come reallocates
+	// (at 1.25× growth) about five times the final slice; counting them
+	// first with a second pass of reads cost a fifth of the exit print.
+	type batch struct {
+		n   int
+		buf []byte // n keys, then n values (per CPU: n*ncpu when kept)
 	}
-	md.Entries = make([]Entry, 0, count)
-	done := func() (bool, error) { return true, nil }
+	var batches []batch
+	total := 0
 	var cursor ebpf.MapBatchCursor
 	for {
 		n, err := m.BatchLookup(&cursor, keysOut, valsOut, nil)
 		if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
 			// Not supported here (or a bucket larger than a chunk):
 			// the key walk reads the map instead.
-			md.Entries = nil
 			return false, nil
 		}
-		// One allocation per batch for the keys, the per-CPU values and
-		// their index, not several per entry: a map of 10⁶ keys is read
-		// with a few hundred thousand allocations instead of millions.
-		ks, vs := int(ms.KeySize), int(ms.ValueSize)
-		keyBuf := make([]byte, n*ks)
-		if perCPU && !keepPerCPU {
-			// The merged values only, one buffer for the batch.
-			merged := make([]byte, n*vs)
-			cpus := make([][]byte, ncpu)
-			for i := 0; i < n; i++ {
-				e := Entry{Key: keyBuf[i*ks : (i+1)*ks : (i+1)*ks], Value: merged[i*vs : (i+1)*vs : (i+1)*vs]}
-				copy(e.Key, keys.Index(i).Bytes())
-				for c := 0; c < ncpu; c++ {
-					cpus[c] = vals.Index(i*ncpu + c).Bytes()
+		if n > 0 {
+			vn := n * vs
+			if perCPU && keepPerCPU {
+				vn *= ncpu
+			}
+			buf := make([]byte, n*ks+vn)
+			copy(buf, keyBytes[:n*ks])
+			out := buf[n*ks:]
+			switch {
+			case perCPU && !keepPerCPU:
+				cpus := make([][]byte, ncpu)
+				for i := 0; i < n; i++ {
+					for c := 0; c < ncpu; c++ {
+						off := (i*ncpu + c) * vs
+						cpus[c] = valBytes[off : off+vs]
+					}
+					mergePerCPUInto(ms, out[i*vs:(i+1)*vs], cpus)
 				}
-				mergePerCPUInto(ms, e.Value, cpus)
-				md.Entries = append(md.Entries, e)
+			default:
+				copy(out, valBytes[:vn])
 			}
-			if err != nil { // ErrKeyNotExist: the last batch
-				return done()
-			}
-			continue
+			batches = append(batches, batch{n: n, buf: buf})
+			total += n
 		}
-		valBuf := make([]byte, n*vs*ncpu)
-		var cpuIdx [][]byte
-		if perCPU {
-			cpuIdx = make([][]byte, n*ncpu)
+		if err != nil { // ErrKeyNotExist: the last batch
+			break
 		}
-		for i := 0; i < n; i++ {
-			e := Entry{Key: keyBuf[i*ks : (i+1)*ks : (i+1)*ks]}
-			copy(e.Key, keys.Index(i).Bytes())
-			if perCPU {
-				e.PerCPU = cpuIdx[i*ncpu : (i+1)*ncpu : (i+1)*ncpu]
+	}
+	md.Entries = make([]Entry, total)
+	var cpuIdx [][]byte
+	if perCPU && keepPerCPU {
+		cpuIdx = make([][]byte, total*ncpu)
+	}
+	j := 0
+	for _, b := range batches {
+		keyBuf, valBuf := b.buf[:b.n*ks], b.buf[b.n*ks:]
+		for i := 0; i < b.n; i++ {
+			e := &md.Entries[j]
+			e.Key = keyBuf[i*ks : (i+1)*ks : (i+1)*ks]
+			if perCPU && keepPerCPU {
+				e.PerCPU = cpuIdx[j*ncpu : (j+1)*ncpu : (j+1)*ncpu]
 				for c := 0; c < ncpu; c++ {
 					off := (i*ncpu + c) * vs
 					e.PerCPU[c] = valBuf[off : off+vs : off+vs]
-					copy(e.PerCPU[c], vals.Index(i*ncpu+c).Bytes())
 				}
 				e.Value = mergePerCPU(ms, e.PerCPU)
 			} else {
 				e.Value = valBuf[i*vs : (i+1)*vs : (i+1)*vs]
-				copy(e.Value, vals.Index(i).Bytes())
 			}
-			md.Entries = append(md.Entries, e)
-		}
-		if err != nil { // ErrKeyNotExist: the last batch
-			return done()
+			j++
 		}
 	}
-}
-
-// countBatch counts a map's entries with batch lookups into the caller's
-// buffers; false when the kernel refuses them.
-func countBatch(m *ebpf.Map, keys, vals any) (int, bool) {
-	var cursor ebpf.MapBatchCursor
-	total := 0
-	for {
-		n, err := m.BatchLookup(&cursor, keys, vals, nil)
-		total += n
-		if errors.Is(err, ebpf.ErrKeyNotExist) {
-			return total, true
-		}
-		if err != nil {
-			return 0, false
-		}
-	}
+	return true, nil
 }
 
 // mergePerCPU folds per-CPU values into one as compiler/ABI.md says.

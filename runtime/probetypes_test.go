@@ -69,3 +69,21 @@ var refusedExamples = map[lang.ProbeKind]string{
 	lang.ProbeWatchpoint:      "watchpoint:0x10000000:8:rw",
 	lang.ProbeAsyncWatchpoint: "asyncwatchpoint:0x10000000:8:w",
 }
+
+// TestSplitClauseIsOneProbe: a BEGIN split into consecutive programs
+// (compiler/split.go) runs every part, in order, and counts as one probe.
+func TestSplitClauseIsOneProbe(t *testing.T) {
+	ap := &lang.AttachPoint{Raw: "BEGIN", Provider: lang.ProbeBegin}
+	var progs []*compiler.Program
+	for i, name := range []string{"c0_begin", "c0_1_begin", "c0_2_begin"} {
+		progs = append(progs, &compiler.Program{Name: name, Attach: []*lang.AttachPoint{ap}, Continues: i > 0})
+	}
+	l := &Loaded{Spec: &compiler.Spec{Programs: progs}, multi: map[string]bool{}}
+	pl, err := l.Expand(&Env{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.total != 1 || len(pl.begin) != 3 || pl.begin[0] != progs[0] || pl.begin[2] != progs[2] {
+		t.Errorf("plan: %d probes, begin %v; want 1 probe running the 3 parts in order", pl.total, pl.begin)
+	}
+}

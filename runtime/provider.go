@@ -212,6 +212,16 @@ type probeGroup struct {
 	probes []*Probe
 }
 
+// probeCount is how many probes a run-once program counts for: none for
+// the parts after the first of a clause split between its statements
+// (compiler/split.go), which run as part of its one probe.
+func probeCount(p *compiler.Program) int {
+	if p.Continues {
+		return 0
+	}
+	return 1
+}
+
 // Expand resolves every attach point of the loaded programs. maxProbes
 // (<= 0: the default) is checked here, before anything is attached.
 func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
@@ -226,15 +236,15 @@ func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
 			switch ap.Provider.Type().Trigger {
 			case lang.TriggerBegin:
 				pl.begin = append(pl.begin, p)
-				pl.total++
+				pl.total += probeCount(p)
 				continue
 			case lang.TriggerEnd:
 				pl.end = append(pl.end, p)
-				pl.total++
+				pl.total += probeCount(p)
 				continue
 			case lang.TriggerSignal:
 				pl.signal = append(pl.signal, p)
-				pl.total++
+				pl.total += probeCount(p)
 				continue
 			case lang.TriggerBench:
 				pl.bench = append(pl.bench, benchProbe{name: ap.Func, prog: p})

@@ -23,9 +23,16 @@ func TestReadMapBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, typ := range []ebpf.MapType{ebpf.Hash, ebpf.PerCPUHash} {
+	// A count() map keeps only the merged value; an internal map (no
+	// User) every CPU's.
+	count := &lang.MapInfo{Name: "@t", Value: &types.Type{Kind: types.Count, Size: 8}}
+	for _, tc := range []struct {
+		typ  ebpf.MapType
+		user *lang.MapInfo
+	}{{ebpf.Hash, nil}, {ebpf.PerCPUHash, nil}, {ebpf.PerCPUHash, count}} {
+		typ := tc.typ
 		n := 3*batchChunk + 17 // several chunks and a partial one
-		ms := &compiler.MapSpec{Name: "m_t", Type: typ, KeySize: 8, ValueSize: 8, MaxEntries: uint32(n)}
+		ms := &compiler.MapSpec{Name: "m_t", Type: typ, KeySize: 8, ValueSize: 8, MaxEntries: uint32(n), User: tc.user}
 		m, err := ebpf.NewMap(&ebpf.MapSpec{Type: typ, KeySize: 8, ValueSize: 8, MaxEntries: uint32(n)})
 		if err != nil {
 			t.Fatal(err)
@@ -60,8 +67,8 @@ func TestReadMapBatch(t *testing.T) {
 			want := k * 3
 			if typ == ebpf.PerCPUHash {
 				want = uint64(ncpu)*k + uint64(ncpu*(ncpu-1)/2)
-				if len(e.PerCPU) != ncpu {
-					t.Fatalf("key %d: %d per-CPU values, want %d", k, len(e.PerCPU), ncpu)
+				if wantCPU := map[bool]int{true: 0, false: ncpu}[tc.user != nil]; len(e.PerCPU) != wantCPU {
+					t.Fatalf("key %d: %d per-CPU values, want %d", k, len(e.PerCPU), wantCPU)
 				}
 			}
 			if v != want || seen[k] {

@@ -248,6 +248,21 @@ func (p *Printer) compactRows(m MapData) (compact, bool) {
 	}
 	slices.SortFunc(idx, order)
 	var r row
+	if intKey && m.Info.Key.Kind == types.Int && (vt.Kind == types.Count || vt.Kind == types.Sum || vt.Kind == types.Min || vt.Kind == types.Max) {
+		// The slot holds the whole row (the integer key, the merged
+		// value): rows are made without reaching into the entries, which
+		// lie in memory in the kernel's hash order, not the sorted one
+		// (three cache misses a row, a third of printing 10⁶ keys).
+		kt, agg := m.Info.Key, vt.Kind == types.Count || vt.Kind == types.Sum
+		return compact{n: len(idx), row: func(i int) (*row, error) {
+			s := idx[i]
+			r = row{key: []Value{{Type: kt, Bits: s.k}}, scalar: int64(s.v)} // as entryRow makes it
+			if agg {
+				r.uscalar = s.v
+			}
+			return &r, nil
+		}}, true
+	}
 	return compact{n: len(idx), row: func(i int) (*row, error) {
 		var err error
 		r, err = entryRow(m.Info, es[idx[i].i])

@@ -521,12 +521,17 @@ func stableSort(rows []row, less func(a, b *row) bool) {
 
 // stableSortCmp is stableSort with a three-way comparison.
 func stableSortCmp(rows []row, compare func(a, b *row) int) {
+	stableSortIdx(rows, func(i, j int) int { return compare(&rows[i], &rows[j]) })
+}
+
+// stableSortIdx is stableSortCmp comparing rows by their indices.
+func stableSortIdx(rows []row, compare func(i, j int) int) {
 	idx := make([]int, len(rows))
 	for i := range idx {
 		idx[i] = i
 	}
 	slices.SortFunc(idx, func(i, j int) int {
-		if c := compare(&rows[i], &rows[j]); c != 0 {
+		if c := compare(i, j); c != 0 {
 			return c
 		}
 		return cmp.Compare(i, j)
@@ -557,19 +562,32 @@ func stableSortCmp(rows []row, compare func(a, b *row) int) {
 // stack-map read and a symbolization, which per comparison made 10^5
 // distinct stacks take minutes (about 3·10^6 symbolizations).
 func (p *Printer) sortByKey(rows []row) {
-	texts := map[*Value]string{} // the parts live in the rows' key arrays, which the sort does not move
-	text := func(v *Value) string {
-		t, ok := texts[v]
-		if !ok {
-			t = p.text(*v, 4)
-			texts[v] = t
-		}
-		return t
+	// texts[i*parts+k] is the text of part k of row i when the sort
+	// compares that part by its text, made before sorting (a lookup per
+	// comparison was a tenth of printing 3·10⁴ stacks).
+	parts := 0
+	for i := range rows {
+		parts = max(parts, len(rows[i].key))
 	}
-	stableSortCmp(rows, func(ra, rb *row) int {
-		a, b := ra.key, rb.key
+	var texts []string
+	for i := range rows {
+		for k := range rows[i].key {
+			if v := &rows[i].key[k]; !byValue(v) {
+				if texts == nil {
+					texts = make([]string, len(rows)*parts)
+				}
+				texts[i*parts+k] = p.text(*v, 4)
+			}
+		}
+	}
+	stableSortIdx(rows, func(i, j int) int {
+		a, b := rows[i].key, rows[j].key
 		for k := 0; k < len(a) && k < len(b); k++ {
-			if c := compareKeyPart(&a[k], &b[k], text); c != 0 {
+			c, ok := compareValues(&a[k], &b[k])
+			if !ok {
+				c = strings.Compare(texts[i*parts+k], texts[j*parts+k])
+			}
+			if c != 0 {
 				return c
 			}
 		}
@@ -577,20 +595,22 @@ func (p *Printer) sortByKey(rows []row) {
 	})
 }
 
-func compareKeyPart(a, b *Value, text func(*Value) string) int {
+// byValue reports whether v is an integer or a string, which
+// compareValues orders by value rather than by text.
+func byValue(v *Value) bool {
+	return v.Type != nil && v.Type.IsInteger() || v.Kind() == types.String
+}
+
+// compareValues orders two integers as unsigned 64-bit numbers or two
+// strings byte-wise; false for parts compared by their text.
+func compareValues(a, b *Value) (int, bool) {
 	if a.Type != nil && a.Type.IsInteger() && b.Type != nil && b.Type.IsInteger() {
-		switch {
-		case a.Bits < b.Bits:
-			return -1
-		case a.Bits > b.Bits:
-			return 1
-		}
-		return 0
+		return cmp.Compare(a.Bits, b.Bits), true
 	}
 	if a.Kind() == types.String && b.Kind() == types.String {
-		return bytes.Compare(a.Bytes, b.Bytes)
+		return bytes.Compare(a.Bytes, b.Bytes), true
 	}
-	return strings.Compare(text(a), text(b))
+	return 0, false
 }
 
 // values is an entry's per-CPU values (or its single value).

@@ -1,9 +1,10 @@
 package sym
 
 import (
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 
 	"github.com/cilium/ebpf"
@@ -18,10 +19,10 @@ import (
 // since) still loads the index.
 func (s *Symbolizer) PrepareKernelStacks() error {
 	s.mu.Lock()
-	var maps []*ebpf.Map
+	maps := map[string]*ebpf.Map{}
 	for name, m := range s.stacks {
 		if strings.HasPrefix(name, "stack_k") {
-			maps = append(maps, m)
+			maps[name] = m
 		}
 	}
 	s.mu.Unlock()
@@ -35,19 +36,9 @@ func (s *Symbolizer) PrepareKernelStacks() error {
 		return nil
 	}
 	var addrs []uint64
-	for _, m := range maps {
-		var id, val []byte
-		it := m.Iterate()
-		for it.Next(&id, &val) {
-			for i := 0; i+8 <= len(val); i += 8 {
-				a := binary.LittleEndian.Uint64(val[i:])
-				if a == 0 {
-					break
-				}
-				addrs = append(addrs, a)
-			}
-		}
-		if err := it.Err(); err != nil {
+	for name, m := range maps {
+		err := s.readStacks(name, m, func(frames []uint64) { addrs = append(addrs, frames...) })
+		if err != nil {
 			return fmt.Errorf("read kernel stacks: %w", err)
 		}
 	}
@@ -82,4 +73,60 @@ func (s *Symbolizer) cachedKernel(addr uint64) (ktypes.KernelSym, bool) {
 	defer s.kmu.Unlock()
 	r, ok := s.kcache[addr]
 	return r, ok
+}
+
+// readStacks reads every stack of stack map m (named name), calling f with
+// each one's addresses. A content-keyed (hash) map is read with batch
+// lookups, a few thousand stacks a call, and its stacks are kept for
+// StackAddrs, which then needs no lookup of its own; a STACK_TRACE map is
+// walked key by key.
+func (s *Symbolizer) readStacks(name string, m *ebpf.Map, f func([]uint64)) error {
+	if m.Type() == ebpf.Hash && m.KeySize() == 8 {
+		ok, err := s.readStacksBatch(name, m, f)
+		if ok || err != nil {
+			return err
+		}
+	}
+	var id, val []byte
+	it := m.Iterate()
+	for it.Next(&id, &val) {
+		f(stackValue(val))
+	}
+	return it.Err()
+}
+
+// stackBatch is how many stacks one batch lookup reads.
+const stackBatch = 4096
+
+// readStacksBatch is readStacks by batch lookups; false when the kernel
+// refuses them (nothing read).
+func (s *Symbolizer) readStacksBatch(name string, m *ebpf.Map, f func([]uint64)) (bool, error) {
+	vs := int(m.ValueSize())
+	if vs == 0 || vs%8 != 0 {
+		return false, nil
+	}
+	keys := make([]uint64, stackBatch)
+	// One array of vs bytes per key, as batch lookups want their values.
+	vals := reflect.MakeSlice(reflect.SliceOf(reflect.ArrayOf(vs, reflect.TypeOf(byte(0)))), stackBatch, stackBatch)
+	var cursor ebpf.MapBatchCursor
+	for first := true; ; first = false {
+		n, err := m.BatchLookup(&cursor, keys, vals.Interface(), nil)
+		done := errors.Is(err, ebpf.ErrKeyNotExist)
+		if err != nil && !done {
+			if first && errors.Is(err, ebpf.ErrNotSupported) {
+				return false, nil
+			}
+			return true, err
+		}
+		s.mu.Lock()
+		for i := 0; i < n; i++ {
+			addrs := stackValue(vals.Index(i).Bytes())
+			s.keepFramesLocked(name, keys[i], addrs)
+			f(addrs)
+		}
+		s.mu.Unlock()
+		if done {
+			return true, nil
+		}
+	}
 }

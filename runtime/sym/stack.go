@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 
 	"github.com/cilium/ebpf"
@@ -66,6 +67,14 @@ func (s *Symbolizer) StackAddrs(info types.StackInfo, id int64) ([]uint64, error
 	if m == nil {
 		return nil, fmt.Errorf("%s: no stack map", name)
 	}
+	if m.Type() == ebpf.Hash {
+		s.mu.Lock()
+		addrs, ok := s.frames[name][uint64(id)]
+		s.mu.Unlock()
+		if ok {
+			return limitFrames(addrs, info), nil
+		}
+	}
 	var key any = uint64(id)
 	if m.KeySize() == 4 {
 		if id > 0xffffffff {
@@ -80,15 +89,48 @@ func (s *Symbolizer) StackAddrs(info types.StackInfo, id int64) ([]uint64, error
 	if b == nil {
 		return nil, fmt.Errorf("%s: stack id %d: %w", name, id, ErrNoStack)
 	}
-	addrs := make([]uint64, 0, len(b)/8)
-	for i := 0; i+8 <= len(b) && len(addrs) < info.Frames(); i += 8 {
-		a := binary.LittleEndian.Uint64(b[i:])
-		if a == 0 {
-			break
-		}
-		addrs = append(addrs, a)
+	addrs := stackValue(b)
+	if m.Type() == ebpf.Hash {
+		s.mu.Lock()
+		s.keepFramesLocked(name, uint64(id), addrs)
+		s.mu.Unlock()
 	}
-	return addrs, nil
+	return limitFrames(addrs, info), nil
+}
+
+// stackValue is the addresses of a stack map's value, up to the first 0.
+func stackValue(b []byte) []uint64 {
+	n := 0
+	for n*8+8 <= len(b) && binary.LittleEndian.Uint64(b[n*8:]) != 0 {
+		n++
+	}
+	addrs := make([]uint64, n)
+	for i := range addrs {
+		addrs[i] = binary.LittleEndian.Uint64(b[i*8:])
+	}
+	return addrs
+}
+
+// limitFrames is addrs cut to info's frame limit (a copy: callers may
+// keep or change what they get).
+func limitFrames(addrs []uint64, info types.StackInfo) []uint64 {
+	if n := info.Frames(); len(addrs) > n {
+		addrs = addrs[:n]
+	}
+	return slices.Clone(addrs)
+}
+
+// keepFramesLocked remembers the addresses of stack id of map name.
+func (s *Symbolizer) keepFramesLocked(name string, id uint64, addrs []uint64) {
+	if s.frames == nil {
+		s.frames = map[string]map[uint64][]uint64{}
+	}
+	byID := s.frames[name]
+	if byID == nil {
+		byID = map[uint64][]uint64{}
+		s.frames[name] = byID
+	}
+	byID[id] = addrs
 }
 
 // Stack returns the frames of stack id, innermost first, read from the map

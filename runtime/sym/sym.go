@@ -57,6 +57,10 @@ type Symbolizer struct {
 
 	stacks    map[string]*ebpf.Map // STACK_TRACE maps by name (SetStackMap)
 	stackErrs StackErrors
+	// frames are the addresses of the stacks read so far from the
+	// content-keyed (hash) stack maps, by map name and id: a stack's id
+	// is the hash of its frames, so what it names never changes.
+	frames map[string]map[uint64][]uint64
 
 	users  userCache
 	cgroup cgroupCache

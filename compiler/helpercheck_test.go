@@ -3,7 +3,9 @@ package compiler
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -35,8 +37,13 @@ func TestMissingHelper(t *testing.T) {
 		{`BEGIN { @ = nsecs; }`, asm.FnJiffies64, ""},
 	} {
 		res := checkText(t, tt.script, check.Options{Unsafe: true})
-		var asked []asm.BuiltinFunc
+		var (
+			mu    sync.Mutex // HaveHelper runs on several goroutines
+			asked []asm.BuiltinFunc
+		)
 		_, err := Compile(res, Options{HaveHelper: func(pt ebpf.ProgramType, fn asm.BuiltinFunc) error {
+			mu.Lock()
+			defer mu.Unlock()
 			asked = append(asked, fn)
 			if fn == tt.missing {
 				return fmt.Errorf("helper %v: %w", fn, ebpf.ErrNotSupported)
@@ -82,8 +89,13 @@ func TestSyscallHelpersProbedOnlyWhenLowering(t *testing.T) {
 		{`tracepoint:syscalls:sys_enter_getpid { @[pid] = count(); }`, "raw", true},
 	} {
 		res := checkText(t, tt.script, check.Options{})
-		probed := false
+		var (
+			mu     sync.Mutex // HaveHelper runs on several goroutines
+			probed bool
+		)
 		_, err := Compile(res, Options{SyscallTracepoints: tt.mode, HaveHelper: func(pt ebpf.ProgramType, fn asm.BuiltinFunc) error {
+			mu.Lock()
+			defer mu.Unlock()
 			probed = probed || shim(fn)
 			return nil
 		}})
@@ -92,6 +104,54 @@ func TestSyscallHelpersProbedOnlyWhenLowering(t *testing.T) {
 		}
 		if probed != tt.probed {
 			t.Errorf("%s (mode %q): shim helpers probed %v, want %v", tt.script, tt.mode, probed, tt.probed)
+		}
+	}
+}
+
+// TestMissingHelperOrder: the helper probes run in the background, but the
+// error is the first missing helper in the program's order, and it comes
+// before an error the generation met after it, as when the generation
+// stopped at the first missing helper; a slow probe changes nothing.
+func TestMissingHelperOrder(t *testing.T) {
+	slowMissing := func(missing ...asm.BuiltinFunc) func(ebpf.ProgramType, asm.BuiltinFunc) error {
+		return func(pt ebpf.ProgramType, fn asm.BuiltinFunc) error {
+			for i, m := range missing {
+				if fn == m {
+					// The first missing helper answers last.
+					time.Sleep(time.Duration(len(missing)-i) * 20 * time.Millisecond)
+					return fmt.Errorf("helper %v: %w", fn, ebpf.ErrNotSupported)
+				}
+			}
+			return nil
+		}
+	}
+	for _, tt := range []struct {
+		script  string
+		missing []asm.BuiltinFunc
+		want    string
+	}{
+		// Two builtins lack their helpers: the first one's is the error.
+		{`BEGIN { @a = jiffies; printf("%s\n", str(0)); }`, []asm.BuiltinFunc{asm.FnJiffies64, asm.FnProbeReadKernelStr},
+			"1:14: jiffies is not supported by this kernel: it needs the BPF helper bpf_jiffies64 (added in Linux 5.5)"},
+		{`BEGIN { printf("%s\n", str(0)); @a = jiffies; }`, []asm.BuiltinFunc{asm.FnProbeReadKernelStr, asm.FnJiffies64},
+			"1:24: str() is not supported by this kernel: it needs the BPF helper bpf_probe_read_kernel_str (added in Linux 5.5)"},
+		// In a loop's body (a callback subprogram).
+		{`BEGIN { @a[1] = 1; for ($kv : @a) { @b = jiffies; } }`, []asm.BuiltinFunc{asm.FnJiffies64},
+			"1:42: jiffies is not supported by this kernel: it needs the BPF helper bpf_jiffies64 (added in Linux 5.5)"},
+		{`BEGIN { for ($i : 0..3) { @b = jiffies; } }`, []asm.BuiltinFunc{asm.FnJiffies64},
+			"1:32: jiffies is not supported by this kernel: it needs the BPF helper bpf_jiffies64 (added in Linux 5.5)"},
+		// The first missing helper's error, not the later "unknown" one.
+		{`BEGIN { @a = jiffies; printf("%s\n", str(0)); }`, []asm.BuiltinFunc{asm.FnJiffies64},
+			"1:14: jiffies is not supported by this kernel: it needs the BPF helper bpf_jiffies64 (added in Linux 5.5)"},
+	} {
+		res := checkText(t, tt.script, check.Options{Unsafe: true})
+		_, err := Compile(res, Options{HaveHelper: slowMissing(tt.missing...)})
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("%s\n got: %s\nwant: %s", tt.script, got, tt.want)
 		}
 	}
 }

@@ -87,7 +87,7 @@ func SyscallNr(ev string) (nr int, raw string, ok bool) {
 	if a, ok := syscallAliases[name]; ok {
 		name = a
 	}
-	nr, ok = stdlib.SysnrAMD64[name]
+	nr, ok = stdlib.SysnrAMD64()[name]
 	return nr, raw, ok
 }
 

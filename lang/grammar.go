@@ -397,6 +397,12 @@ var (
 	parserErr  error
 )
 
+// The parser's build (about 1 ms in a fresh process) starts in the
+// background at package initialisation: the packages initialised after
+// this one and the command's start run meanwhile, on another core when
+// there is one, and the first Parse waits for it (parserOnce).
+func init() { go grammar() }
+
 // grammar returns the parser, building it at the first use.
 func grammar() (*participle.Parser[gProgram], error) {
 	parserOnce.Do(func() {

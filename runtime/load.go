@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -408,7 +409,7 @@ func (e *VerifierError) Error() string {
 // FullLog is the verifier's log, for -v.
 func (e *VerifierError) FullLog() string { return strings.Join(e.Log, "\n") }
 
-var verifierInsnRE = regexp.MustCompile(`^(\d+): \([0-9a-f]{2}\)`)
+var verifierInsnRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d+): \([0-9a-f]{2}\)`) })
 
 func programError(spec *compiler.Spec, p *compiler.Program, err error) error {
 	var ve *ebpf.VerifierError
@@ -440,7 +441,7 @@ func programError(spec *compiler.Spec, p *compiler.Program, err error) error {
 	// The refused instruction is the last one the verifier printed.
 	raw := -1
 	for i := len(ve.Log) - 1; i >= 0; i-- {
-		if m := verifierInsnRE.FindStringSubmatch(ve.Log[i]); m != nil {
+		if m := verifierInsnRE().FindStringSubmatch(ve.Log[i]); m != nil {
 			raw, _ = strconv.Atoi(m[1])
 			break
 		}
@@ -507,7 +508,7 @@ func insnSpan(src *lang.Source, ins asm.Instruction) lang.Span {
 		return lineColSpan(src, int(v.LineNumber()), int(v.LineColumn()))
 	}
 	str := s.String()
-	m := srcPosRE.FindStringSubmatch(str)
+	m := srcPosRE().FindStringSubmatch(str)
 	if m == nil {
 		return lang.Span{}
 	}
@@ -523,7 +524,7 @@ func insnSpan(src *lang.Source, ins asm.Instruction) lang.Span {
 	return sp
 }
 
-var srcPosRE = regexp.MustCompile(`^(?:[^:\s]+:)?(\d+):(\d+)(?:-(\d+))?`)
+var srcPosRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[^:\s]+:)?(\d+):(\d+)(?:-(\d+))?`) })
 
 func lineColSpan(src *lang.Source, line, col int) lang.Span {
 	if line <= 0 {

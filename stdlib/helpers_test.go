@@ -24,7 +24,7 @@ func TestKernelHelpers(t *testing.T) {
 			t.Errorf("%s: has code generation but says it is Folded", name)
 		}
 	}
-	for fn, h := range KernelHelpers {
+	for fn, h := range KernelHelpers() {
 		if !strings.HasPrefix(h.Name, "bpf_") || h.Since == "" {
 			t.Errorf("%v: bad entry %+v", fn, h)
 		}

@@ -44,14 +44,16 @@ var Registers = map[string][]string{
 
 var archNames = map[string]string{"amd64": "x86_64", "arm64": "aarch64"}
 
-// Signals signal() accepts by name.
-var Signals = map[string]int{
-	"SIGHUP": 1, "SIGINT": 2, "SIGQUIT": 3, "SIGILL": 4, "SIGTRAP": 5, "SIGABRT": 6, "SIGBUS": 7,
-	"SIGFPE": 8, "SIGKILL": 9, "SIGUSR1": 10, "SIGSEGV": 11, "SIGUSR2": 12, "SIGPIPE": 13,
-	"SIGALRM": 14, "SIGTERM": 15, "SIGSTKFLT": 16, "SIGCHLD": 17, "SIGCONT": 18, "SIGSTOP": 19,
-	"SIGTSTP": 20, "SIGTTIN": 21, "SIGTTOU": 22, "SIGURG": 23, "SIGXCPU": 24, "SIGXFSZ": 25,
-	"SIGVTALRM": 26, "SIGPROF": 27, "SIGWINCH": 28, "SIGIO": 29, "SIGPWR": 30, "SIGSYS": 31,
-}
+// Signals signal() accepts by name (built at the first use).
+var Signals = sync.OnceValue(func() map[string]int {
+	return map[string]int{
+		"SIGHUP": 1, "SIGINT": 2, "SIGQUIT": 3, "SIGILL": 4, "SIGTRAP": 5, "SIGABRT": 6, "SIGBUS": 7,
+		"SIGFPE": 8, "SIGKILL": 9, "SIGUSR1": 10, "SIGSEGV": 11, "SIGUSR2": 12, "SIGPIPE": 13,
+		"SIGALRM": 14, "SIGTERM": 15, "SIGSTKFLT": 16, "SIGCHLD": 17, "SIGCONT": 18, "SIGSTOP": 19,
+		"SIGTSTP": 20, "SIGTTIN": 21, "SIGTTOU": 22, "SIGURG": 23, "SIGXCPU": 24, "SIGXFSZ": 25,
+		"SIGVTALRM": 26, "SIGPROF": 27, "SIGWINCH": 28, "SIGIO": 29, "SIGPWR": 30, "SIGSYS": 31,
+	}
+})
 
 var kprobeOnly = []lang.ProbeKind{lang.ProbeKprobe}
 
@@ -222,7 +224,7 @@ func funcRows() []*Builtin {
 					c.Errorf(call.Expr, "syscall_name() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
-				return types.StringType(SyscallNameSize)
+				return types.StringType(SyscallNameSize())
 			}},
 		signalRow("signal", asm.FnSendSignal, "bpf_send_signal", "send a signal to the current process (needs --unsafe)"),
 		&Builtin{Name: "is_err", Gen: genIsErr, Kind: Func, Sig: "is_err(void *ptr)", MinArgs: 1, MaxArgs: 1, Since: "0.26",
@@ -241,7 +243,7 @@ func funcRows() []*Builtin {
 					c.Errorf(call.Expr, "signal_name() only supports integer arguments (%s provided)", types.KindWord(t, types.AsArg))
 					return types.InvalidType
 				}
-				return types.StringType(SignalNameSize)
+				return types.StringType(SignalNameSize())
 			}},
 		signalRow("signal_thread", asm.FnSendSignalThread, "bpf_send_signal_thread", "send a signal to the current thread (needs --unsafe)"),
 		&Builtin{Name: "override", Gen: genOverride, Kind: Func, Sig: "override(int rc)", MinArgs: 1, MaxArgs: 1, Unsafe: true,
@@ -323,7 +325,7 @@ func signalRow(name string, fn asm.BuiltinFunc, helper, doc string) *Builtin {
 				if !strings.HasPrefix(name, "SIG") {
 					name = "SIG" + name
 				}
-				if _, ok := Signals[name]; !ok {
+				if _, ok := Signals()[name]; !ok {
 					c.Errorf(call.Expr, "%s is not a valid signal", s)
 					return types.InvalidType
 				}
@@ -362,7 +364,7 @@ func genSignal(fn asm.BuiltinFunc) GenFunc {
 			if !isStr {
 				return fmt.Errorf("signal() needs a constant signal")
 			}
-			n, known := Signals[s]
+			n, known := Signals()[s]
 			if !known {
 				return fmt.Errorf("unknown signal %q", s)
 			}
@@ -681,13 +683,13 @@ func genDebugf(g Gen, c *Call) error {
 
 // SyscallNameSize is syscall_name()'s string size: the longest name and
 // its NUL.
-var SyscallNameSize = func() int {
+var SyscallNameSize = sync.OnceValue(func() int {
 	n := 0
-	for name := range SysnrAMD64 {
+	for name := range SysnrAMD64() {
 		n = max(n, len(name))
 	}
 	return n + 1
-}()
+})
 
 type sysEntry struct {
 	nr   int
@@ -697,7 +699,7 @@ type sysEntry struct {
 // sysByNr is the table in number order (one name per number).
 var sysByNr = sync.OnceValue(func() []sysEntry {
 	seen := map[int]string{}
-	for name, nr := range SysnrAMD64 {
+	for name, nr := range SysnrAMD64() {
 		if old, ok := seen[nr]; !ok || name < old {
 			seen[nr] = name
 		}
@@ -730,7 +732,7 @@ func genSyscallName(g Gen, c *Call) error {
 		return err
 	}
 	defer g.Free(r)
-	g.ResultMem(asm.R1, SyscallNameSize, true)
+	g.ResultMem(asm.R1, SyscallNameSize(), true)
 	done := g.Label("sysname_done")
 	sysNameTree(g, r, sysByNr(), done)
 	g.Place(done)
@@ -785,7 +787,7 @@ const MaxErrno = 4095
 // SignalNames are strsignal(3)'s descriptions of signals 0..64, as
 // bpftrace 0.26's signal_name() gives them (glibc's wording; 32 and 33 are
 // the C library's own real-time signals). Any other number is "N/A".
-var SignalNames = func() []string {
+var SignalNames = sync.OnceValue(func() []string {
 	s := []string{
 		"Unknown signal 0", "Hangup", "Interrupt", "Quit", "Illegal instruction",
 		"Trace/breakpoint trap", "Aborted", "Bus error", "Floating point exception",
@@ -801,28 +803,28 @@ var SignalNames = func() []string {
 		s = append(s, fmt.Sprintf("Real-time signal %d", i))
 	}
 	return s
-}()
+})
 
 // UnknownSignal is signal_name() of a number outside SignalNames.
 const UnknownSignal = "N/A"
 
 // SignalName is signal_name(n).
 func SignalName(n int64) string {
-	if n >= 0 && n < int64(len(SignalNames)) {
-		return SignalNames[n]
+	if names := SignalNames(); n >= 0 && n < int64(len(names)) {
+		return names[n]
 	}
 	return UnknownSignal
 }
 
 // SignalNameSize is signal_name()'s string size: the longest description
 // and its NUL.
-var SignalNameSize = func() int {
+var SignalNameSize = sync.OnceValue(func() int {
 	n := len(UnknownSignal)
-	for _, s := range SignalNames {
+	for _, s := range SignalNames() {
 		n = max(n, len(s))
 	}
 	return n + 1
-}()
+})
 
 // genIsErr: (u64)ptr >= (u64)-MAX_ERRNO.
 func genIsErr(g Gen, c *Call) error {
@@ -857,9 +859,9 @@ func genSignalName(g Gen, c *Call) error {
 		return err
 	}
 	defer g.Free(r)
-	g.ResultMem(asm.R1, SignalNameSize, true)
-	es := make([]sysEntry, len(SignalNames))
-	for i, s := range SignalNames {
+	g.ResultMem(asm.R1, SignalNameSize(), true)
+	es := make([]sysEntry, len(SignalNames()))
+	for i, s := range SignalNames() {
 		es[i] = sysEntry{i, s}
 	}
 	done := g.Label("signame_done")

@@ -469,8 +469,8 @@ func macText(b []byte) string {
 
 // Strerror is strerror(errno) as glibc words it.
 func Strerror(errno int64) string {
-	if s, ok := glibcErrors[errno]; ok {
-		return s
+	if errno >= 0 && errno < int64(len(glibcErrors)) && glibcErrors[errno] != "" {
+		return glibcErrors[errno]
 	}
 	return fmt.Sprintf("Unknown error %d", errno)
 }

@@ -3,8 +3,9 @@
 package output
 
 // glibcErrors are glibc's strerror messages, which bpftrace prints for
-// strerror(); Go's syscall messages are worded differently.
-var glibcErrors = map[int64]string{
+// strerror(); Go's syscall messages are worded differently. By number ("":
+// none); an array of constants is static data, not built at start-up.
+var glibcErrors = [...]string{
 	0:   "Success",
 	1:   "Operation not permitted",
 	2:   "No such file or directory",

@@ -14,7 +14,7 @@ import (
 )
 
 var (
-	backrefReplace = regexp.MustCompile(`(\\+)(\d)`)
+	backrefReplace = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\\+)(\d)`) })
 )
 
 // A Rule matching input and possibly changing state.
@@ -253,7 +253,7 @@ func New(rules Rules) (*StatefulDefinition, error) {
 				re  *regexp.Regexp
 				err error
 			)
-			var match = backrefReplace.FindStringSubmatch(rule.Pattern)
+			var match = backrefReplace().FindStringSubmatch(rule.Pattern)
 			if match == nil || len(match[1])%2 == 0 {
 				re, err = regexp.Compile(pattern)
 				if err != nil {
@@ -455,8 +455,8 @@ func BackrefRegex(backrefCache *sync.Map, input string, groups []string) (*regex
 		re  *regexp.Regexp
 		err error
 	)
-	pattern := backrefReplace.ReplaceAllStringFunc(input, func(s string) string {
-		var rematch = backrefReplace.FindStringSubmatch(s)
+	pattern := backrefReplace().ReplaceAllStringFunc(input, func(s string) string {
+		var rematch = backrefReplace().FindStringSubmatch(s)
 		n, nerr := strconv.ParseInt(rematch[2], 10, 64)
 		if nerr != nil {
 			err = nerr

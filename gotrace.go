@@ -29,6 +29,9 @@ type Options struct {
 	// Mark, when set, is called as each phase ends ("parse", "check",
 	// "compile"): the command's GOTRACE_TIMING=1 phase clock.
 	Mark func(phase string)
+	// OnRingBuf, when set, is called as compiling first needs the event
+	// ring buffer (compiler.Options.OnRingBuf).
+	OnRingBuf func()
 
 	Params      []string // positional parameters $1..$N
 	StrLen      int      // 0: 64
@@ -226,6 +229,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		// the kernel's perf events (compiler/syscalls.go).
 		SyscallTracepoints: syscallMode(opts.SyscallTracepoints),
 		Host:               opts.Host,
+		OnRingBuf:          opts.OnRingBuf,
 	})
 	mark("compile")
 	if err != nil {

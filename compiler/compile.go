@@ -23,6 +23,10 @@ type Options struct {
 	// RingBufSize is the ring buffer's size in bytes (a power of two,
 	// multiple of the page size); 0 means 1 MiB.
 	RingBufSize uint32
+	// OnRingBuf, when set, is called once, as the program first needs the
+	// event ring buffer: the command starts making it then, on another
+	// CPU, while the rest of the script compiles (runtime.PrepareRing).
+	OnRingBuf func()
 	// HelperCheck is -k (1: warn when map updates and deletes fail) or
 	// -kk (2: map lookups of absent keys too), as bpftrace; 0 adds no
 	// code.
@@ -549,6 +553,9 @@ func (c *compiler) internalMap(name string, typ ebpf.MapType, key, value, max ui
 	}
 	m := &MapSpec{Name: name, Type: typ, KeySize: key, ValueSize: value, MaxEntries: max}
 	c.maps[name] = m
+	if typ == ebpf.RingBuf && c.opts.OnRingBuf != nil {
+		c.opts.OnRingBuf()
+	}
 	return m
 }
 

@@ -35,6 +35,16 @@ type Loaded struct {
 	multi       map[string]bool // programs loaded for uprobe_multi links
 	stopSwitch  map[string]bool // programs with the stop prologue (detach.go)
 	progressEnv *Env            // the Env of Attach, for Detach's progress
+	// ring is the reader of a ring buffer made by PrepareRing, until the
+	// session takes it (takeRing).
+	ring *ringReader
+}
+
+// takeRing returns the reader PrepareRing made for the ring buffer, once.
+func (l *Loaded) takeRing() *ringReader {
+	rd := l.ring
+	l.ring = nil
+	return rd
 }
 
 // StackMaps are the maps of stacks by name, the name the printed stack
@@ -128,6 +138,12 @@ func LoadWith(spec *compiler.Spec, opts LoadOptions) (*Loaded, error) {
 	}
 	sort.Strings(mapNames)
 	for _, n := range mapNames {
+		if cs.Maps[n].Type == ebpf.RingBuf && !opts.VerifyOnly {
+			if m, rd := takeEarlyRing(cs.Maps[n]); m != nil {
+				l.Maps[n], l.ring = m, rd
+				continue
+			}
+		}
 		m, err := ebpf.NewMap(cs.Maps[n])
 		if err != nil {
 			l.Close()
@@ -135,6 +151,7 @@ func LoadWith(spec *compiler.Spec, opts LoadOptions) (*Loaded, error) {
 		}
 		l.Maps[n] = m
 	}
+	discardEarlyRing() // none, or not this script's
 	timing.mark("load-maps")
 	// Load programs one at a time so a rejection names its program.
 	for _, p := range spec.Programs {
@@ -552,6 +569,9 @@ func lineColSpan(src *lang.Source, line, col int) lang.Span {
 // more than once.
 func (l *Loaded) Close() error {
 	var errs []error
+	if rd := l.takeRing(); rd != nil {
+		rd.Close()
+	}
 	if l.att != nil {
 		errs = append(errs, l.att.detach())
 		l.att = nil

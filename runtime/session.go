@@ -275,9 +275,12 @@ func (s *session) startReader() error {
 	s.exitCh = make(chan struct{})
 	s.readerDone = make(chan error, 1)
 	if m := s.l.Maps[RingBufMap]; m != nil {
-		rd, err := newRingReader(m)
-		if err != nil {
-			return fmt.Errorf("open ring buffer: %w", err)
+		rd := s.l.takeRing() // made while the script compiled (PrepareRing)
+		if rd == nil {
+			var err error
+			if rd, err = newRingReader(m); err != nil {
+				return fmt.Errorf("open ring buffer: %w", err)
+			}
 		}
 		s.rd = rd
 		s.later(func() { rd.Close() })

@@ -153,6 +153,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
 	}
+	var onRing func()
+	if c.debug == 0 && !c.explain && !c.dryRun {
+		// The event ring buffer is made on another CPU while the rest of
+		// the script compiles, once it needs one (the script's config
+		// block may still ask another size: then it is made again).
+		onRing = func() { runtime.PrepareRing(set.perfRBPages) }
+	}
 	runtime.TimingMark("args")
 	var mark func(string)
 	if hasEnv("GOTRACE_TIMING") {
@@ -160,6 +167,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	}
 	compiled, err := gotrace.Compile(src, gotrace.Options{
 		Mark:        mark,
+		OnRingBuf:   onRing,
 		Params:      c.params,
 		StrLen:      set.strLen,
 		Unsafe:      c.unsafe,

@@ -1,0 +1,76 @@
+package runtime
+
+import (
+	"testing"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/gotrace/gotrace/compiler"
+)
+
+// TestPrepareRing: a ring buffer made by PrepareRing is the one LoadWith
+// uses (with its reader, which then reads what a program writes); one of
+// another size is not used, and a script without a ring buffer leaves it
+// unused.
+func TestPrepareRing(t *testing.T) {
+	requireBPF(t)
+	PrepareRing(0)
+	earlyMu.Lock()
+	e := early
+	earlyMu.Unlock()
+	if e == nil {
+		t.Fatal("PrepareRing prepared nothing")
+	}
+	<-e.done
+	if e.err != nil {
+		t.Fatal(e.err)
+	}
+	l, err := Load(burstSpec(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Maps[RingBufMap] != e.m || l.ring != e.rd {
+		t.Errorf("LoadWith made its own ring buffer instead of the prepared one")
+	}
+	rd := l.takeRing()
+	if rd == nil || l.takeRing() != nil {
+		t.Fatalf("takeRing: %v, then not nil", rd)
+	}
+	if err := l.RunOnce(l.Spec.Programs[0]); err != nil {
+		t.Fatal(err)
+	}
+	c := &recordChecker{t: t, perRun: 10}
+	if _, _, _, err := rd.consume(c.handle, 0); err != nil {
+		t.Fatal(err)
+	}
+	if c.n != 10 {
+		t.Errorf("read %d records through the prepared reader, want 10", c.n)
+	}
+	rd.Close()
+	l.Close()
+
+	// Another size (GOTRACE_PERF_RB_PAGES given after all): made again.
+	PrepareRing(0)
+	l2, err := LoadWith(burstSpec(10), LoadOptions{RingBufPages: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if l2.ring != nil || l2.Maps[RingBufMap].MaxEntries() == ringBufSize(0, 0) {
+		t.Errorf("a prepared ring of another size was used")
+	}
+
+	// No ring buffer in the script: the prepared one is dropped.
+	PrepareRing(0)
+	l3, err := Load(&compiler.Spec{Maps: []*compiler.MapSpec{{Name: "m", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l3.Close()
+	earlyMu.Lock()
+	left := early
+	earlyMu.Unlock()
+	if left != nil || l3.ring != nil {
+		t.Errorf("the prepared ring buffer outlived a load without one")
+	}
+}

@@ -16,7 +16,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -237,14 +236,7 @@ func manyFuncs(tmp string, n int) (string, error) {
 		fmt.Fprintf(&b, "F(%d)\n", i)
 	}
 	b.WriteString("int main(void) { return 0; }\n")
-	src := bin + ".c"
-	if err := os.WriteFile(src, []byte(b.String()), 0o644); err != nil {
-		return "", err
-	}
-	if out, err := exec.Command("gcc", "-O1", "-o", bin, src).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("gcc %s: %v: %s", src, err, firstLine(string(out)))
-	}
-	return bin, nil
+	return compileC(bin, b.String(), "-O1")
 }
 
 // manyStacks builds (once per n) a helper whose n functions gtb_st_<i>
@@ -280,14 +272,7 @@ func manyStacks(tmp string, n int) (string, error) {
 	b.WriteString("    write(p[1], &ns, sizeof ns); close(p[1]);\n    alarm(60); for (;;) pause();\n  }\n")
 	b.WriteString("  close(p[1]); long long ns = 0;\n  if (read(p[0], &ns, sizeof ns) != sizeof ns) return 1;\n")
 	b.WriteString("  if (getenv(\"GT_TIME\")) fprintf(stderr, \"loop_ns %lld\\n\", ns);\n  return 0;\n}\n")
-	src := bin + ".c"
-	if err := os.WriteFile(src, []byte(b.String()), 0o644); err != nil {
-		return "", err
-	}
-	if out, err := exec.Command("gcc", "-O0", "-fno-omit-frame-pointer", "-o", bin, src).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("gcc %s: %v: %s", src, err, firstLine(string(out)))
-	}
-	return bin, nil
+	return compileC(bin, b.String(), "-O0", "-fno-omit-frame-pointer")
 }
 
 // runCurves runs every curve (or those -only names) with the tracers

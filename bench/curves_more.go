@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -259,7 +258,6 @@ func pacedGetpid(tmp string) (string, error) {
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
-	src := bin + ".c"
 	const text = `#define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
@@ -301,11 +299,5 @@ int main(int argc, char **argv) {
   return bad;
 }
 `
-	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
-		return "", err
-	}
-	if out, err := exec.Command("gcc", "-O2", "-o", bin, src).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("gcc %s: %v: %s", src, err, firstLine(string(out)))
-	}
-	return bin, nil
+	return compileC(bin, text, "-O2")
 }

@@ -15,7 +15,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 )
@@ -68,14 +67,7 @@ func kstacksHelper(tmp string) (string, error) {
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
-	src := bin + ".c"
-	if err := os.WriteFile(src, []byte(kstacksC), 0o644); err != nil {
-		return "", err
-	}
-	if out, err := exec.Command("gcc", "-O2", "-o", bin, src).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("gcc %s: %v: %s", src, err, firstLine(string(out)))
-	}
-	return bin, nil
+	return compileC(bin, kstacksC, "-O2")
 }
 
 const kstacksC = `#define _GNU_SOURCE

@@ -169,3 +169,17 @@ func (p *toolProc) interrupt() (took time.Duration, resent int, err error) {
 		}
 	}
 }
+
+// compileC writes text to bin.c and builds it into bin with gcc flags;
+// it returns bin.
+func compileC(bin, text string, flags ...string) (string, error) {
+	src := bin + ".c"
+	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
+		return "", err
+	}
+	args := append(append([]string{}, flags...), "-o", bin, src)
+	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("gcc %s: %v: %s", src, err, firstLine(string(out)))
+	}
+	return bin, nil
+}

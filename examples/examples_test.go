@@ -231,8 +231,12 @@ var examples = []example{
 			}
 		}
 		t.Logf("%s: %d slices, %d under 256 us", name, total, short)
-		if total < 200 {
-			t.Errorf("%s holds %d slices, want >= 200 (one per sleep)", name, total)
+		// One slice per sleep, less the few whose switch-in the program
+		// never saw: measured on this kernel (6.18), 201 switch-outs of
+		// the helper and 198 to 200 switch-ins, with no recursion miss
+		// counted; bpftrace 0.17 with the same script saw 199 to 200.
+		if total < 195 {
+			t.Errorf("%s holds %d slices, want >= 195 (one per sleep, 200 sleeps)", name, total)
 		}
 		// A slice may be longer (the exec, an interrupt, a preemption),
 		// but most are between two sleeps with nothing to do.

@@ -14,8 +14,8 @@ import (
 // count/sum: the sum; min/max: the extreme of the CPUs that set a value
 // (0 if none did); avg: total / count (0 without values).
 func (g *gen) aggReadInt(e *lang.MapExpr, ms *MapSpec, lay *mapLayout) (asm.Register, error) {
-	if err := g.checkHelpers("reading "+e.Name, asm.Instructions{asm.FnMapLookupPercpuElem.Call()}); err != nil {
-		return 0, g.errorf(e, "%v", err)
+	if err := g.checkHelpers(e, "reading "+e.Name, asm.Instructions{asm.FnMapLookupPercpuElem.Call()}); err != nil {
+		return 0, err
 	}
 	key, err := g.buildKey(e, lay)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
-	"github.com/cilium/ebpf/features"
 
 	"github.com/gotrace/gotrace/compat"
 	"github.com/gotrace/gotrace/ktypes"
@@ -42,7 +41,7 @@ func (g *gen) callBuiltin(e lang.Expr, name string, args []lang.Expr) (*builtinR
 		err = g.helperErr
 	}
 	if err == nil {
-		err = g.checkHelpers(name, g.insns[start:])
+		err = g.checkHelpers(e, name, g.insns[start:])
 	}
 	if err != nil {
 		var ce *Error
@@ -399,17 +398,40 @@ func (g *gen) USDTSites() ([]ktypes.USDTSite, error) {
 	return all, nil
 }
 
-// checkHelpers fails when code a builtin emitted calls a helper the kernel
-// lacks for this program type, naming the builtin, the helper and the
-// kernel version that added it (the verifier would only say "invalid func").
-func (g *gen) checkHelpers(name string, insns asm.Instructions) error {
-	have := g.c.opts.HaveHelper
-	if have == nil {
-		have = features.HaveProgramHelper
-	}
+// checkHelpers records the helpers the code a builtin (or a statement)
+// emitted calls, with the builtin's name and n's place, on the program
+// (Program.Helpers): a kernel that lacks one for this program type
+// refuses the program with only "program of this type cannot use helper",
+// and the runtime then names the builtin, the helper and the kernel
+// version that added it (MissingHelper). Compiling asks the kernel
+// nothing (probing every helper loaded a program each, about 1 ms of every
+// start-up); with Options.HaveHelper set, the check is made here instead.
+func (g *gen) checkHelpers(n lang.Node, name string, insns asm.Instructions) error {
+	start := len(g.prog.Helpers)
 	for _, fn := range stdlib.HelperCalls(insns) {
-		if err := have(g.prog.Type, fn); errors.Is(err, ebpf.ErrNotSupported) {
-			return stdlib.MissingHelperError(name, fn)
+		if !g.prog.callsHelper(fn) {
+			g.prog.Helpers = append(g.prog.Helpers, HelperUse{Fn: fn, Builtin: name, Span: n.Span()})
+		}
+	}
+	if have := g.c.opts.HaveHelper; have != nil {
+		return MissingHelper(&Program{Type: g.prog.Type, Helpers: g.prog.Helpers[start:]}, have)
+	}
+	return nil
+}
+
+// MissingHelper is the error for the first helper of p's that have
+// reports missing for p's program type (an error wrapping
+// ebpf.ErrNotSupported; other errors mean "unknown"), at the builtin that
+// first calls it; nil when none is.
+func MissingHelper(p *Program, have func(ebpf.ProgramType, asm.BuiltinFunc) error) error {
+	for _, u := range p.Helpers {
+		if err := have(p.Type, u.Fn); errors.Is(err, ebpf.ErrNotSupported) {
+			merr := stdlib.MissingHelperError(u.Builtin, u.Fn)
+			msg := merr.Error()
+			if ue := (*stdlib.UserError)(nil); errors.As(merr, &ue) {
+				msg = ue.Msg
+			}
+			return &Error{Span: u.Span, Msg: msg}
 		}
 	}
 	return nil

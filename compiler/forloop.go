@@ -63,8 +63,8 @@ func (g *gen) forStmt(s *lang.ForStmt) error {
 	if s.Map == nil || s.Map.Info == nil || s.Var == nil || s.Var.Info == nil {
 		return g.errorf(s, "for loop without a map or variable")
 	}
-	if err := g.checkHelpers("for ("+s.Var.Name+" : "+s.Map.Name+")", asm.Instructions{asm.FnForEachMapElem.Call()}); err != nil {
-		return g.errorf(s, "%v", err)
+	if err := g.checkHelpers(s, "for ("+s.Var.Name+" : "+s.Map.Name+")", asm.Instructions{asm.FnForEachMapElem.Call()}); err != nil {
+		return err
 	}
 	ms, lay, err := g.c.userMap(s.Map.Info)
 	if err != nil {
@@ -224,8 +224,8 @@ const maxLoops = 1 << 23
 // holds a during the loop: $i comes from the index, not from the last
 // iteration's $i, so the callback's states converge.
 func (g *gen) rangeLoop(s *lang.WhileStmt) error {
-	if err := g.checkHelpers("for range loop", asm.Instructions{asm.FnLoop.Call()}); err != nil {
-		return g.errorf(s, "%v", err)
+	if err := g.checkHelpers(s, "for range loop", asm.Instructions{asm.FnLoop.Call()}); err != nil {
+		return err
 	}
 	cond, ok := s.Cond.(*lang.BinaryExpr)
 	var iv, ev *lang.VarExpr

@@ -12,7 +12,7 @@ import (
 func TestOnRingBuf(t *testing.T) {
 	for text, want := range map[string]int{
 		`tracepoint:syscalls:sys_enter_getpid { printf("%d\n", pid); printf("x\n"); }`: 1,
-		`tracepoint:syscalls:sys_enter_getpid { @[pid] = count(); }`:                     0,
+		`tracepoint:syscalls:sys_enter_getpid { @[pid] = count(); }`:                   0,
 	} {
 		prog, err := lang.Parse(&lang.Source{Name: "stdin", Text: text})
 		if err != nil {

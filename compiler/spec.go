@@ -51,6 +51,27 @@ type Program struct {
 	// too big for the verifier is split between its statements into
 	// programs the runtime runs one after another, as one probe (split.go).
 	Continues bool
+	// Helpers are the BPF helpers the program calls, each once, with the
+	// first builtin calling it: what the runtime checks against the kernel
+	// when the program is refused (MissingHelper).
+	Helpers []HelperUse
+}
+
+// HelperUse is a helper a builtin's code calls: Builtin names it as the
+// error does ("printf", "reading @x", "for ($kv : @m)"), at Span.
+type HelperUse struct {
+	Fn      asm.BuiltinFunc
+	Builtin string
+	Span    lang.Span
+}
+
+func (p *Program) callsHelper(fn asm.BuiltinFunc) bool {
+	for _, u := range p.Helpers {
+		if u.Fn == fn {
+			return true
+		}
+	}
+	return false
 }
 
 // ProbeSource is where a program's `probe` value comes from (ABI.md).

@@ -14,6 +14,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/features"
 	"golang.org/x/sys/unix"
 
 	"github.com/gotrace/gotrace/compiler"
@@ -181,6 +182,9 @@ func LoadWith(spec *compiler.Spec, opts LoadOptions) (*Loaded, error) {
 		}
 		if err != nil {
 			perr := programError(spec, p, err)
+			if !errors.Is(perr, errNoTrampoline) {
+				perr = helperError(spec, p, perr)
+			}
 			if opts.VerifyOnly && errors.Is(perr, errNoTrampoline) {
 				if verr := verifyAsKprobe(cs, ps, l.Maps); verr != nil {
 					l.Close()
@@ -425,6 +429,27 @@ func (e *VerifierError) Error() string {
 
 // FullLog is the verifier's log, for -v.
 func (e *VerifierError) FullLog() string { return strings.Join(e.Log, "\n") }
+
+// haveHelper is the kernel's answer to "may programs of type pt call fn"
+// (a variable for tests).
+var haveHelper = features.HaveProgramHelper
+
+// helperError is the error for program p the kernel refused (err): when
+// it calls a helper the kernel lacks for its type, the builtin that calls
+// it, the helper and the kernel version that added it, at the builtin
+// (the verifier says only "program of this type cannot use helper"); err
+// otherwise. The compiler does not ask the kernel (one program load per
+// helper, on every start-up): the question is asked only now.
+func helperError(spec *compiler.Spec, p *compiler.Program, err error) error {
+	herr := compiler.MissingHelper(p, haveHelper)
+	var ce *compiler.Error
+	if !errors.As(herr, &ce) {
+		return err
+	}
+	d := &lang.Diagnostics{Src: spec.Source}
+	d.Add(lang.Error, ce.Span, ce.Hint, "%s", ce.Msg)
+	return d
+}
 
 var verifierInsnRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d+): \([0-9a-f]{2}\)`) })
 

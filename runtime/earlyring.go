@@ -30,12 +30,19 @@ var (
 
 // PrepareRing starts creating the event ring buffer of the size
 // pagesPerCPU gives (0: the default size, see ringBufSize) and mapping its
-// pages, for a script about to load. It returns at once; a failure (not
-// root, no ring buffers) is left for LoadWith to meet and report.
+// pages, for a script about to load, unless one of that size is already
+// being made. It returns at once; a failure (not root, no ring buffers) is
+// left for LoadWith to meet and report.
 func PrepareRing(pagesPerCPU int) {
 	e := &earlyRing{size: ringBufSize(0, pagesPerCPU), done: make(chan struct{})}
 	earlyMu.Lock()
 	old := early
+	if old != nil && old.size == e.size {
+		// Asked again (the command's guess from the text, then the
+		// compiler): the one being made serves.
+		earlyMu.Unlock()
+		return
+	}
 	early = e
 	earlyMu.Unlock()
 	old.discard()

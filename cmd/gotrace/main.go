@@ -159,6 +159,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		// the script compiles, once it needs one (the script's config
 		// block may still ask another size: then it is made again).
 		onRing = func() { runtime.PrepareRing(set.perfRBPages) }
+		// Most scripts that print have their ring before parsing starts:
+		// the text names a builtin that writes events (a guess; the
+		// compiler's call above is the answer, and asks for the same ring).
+		if stdlib.MayEmitEvents(src.Text) || helperCheckLevel(c) > 0 {
+			onRing()
+		}
 	}
 	runtime.TimingMark("args")
 	var mark func(string)

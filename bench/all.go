@@ -329,6 +329,19 @@ func curveChecks(c *Curve, ref, dut string) []Check {
 			chk.Verdict = verdict(ok)
 			chk.Detail = fmt.Sprintf("at %s %s (largest both ran) gotrace %s, bpftrace %s: gotrace/bpftrace %s (want %s)",
 				p.Label, c.What, showF(m.fmt, vd, true), showF(m.fmt, vr, true), ratio, want)
+			if c.xOf != nil && dir < 0 {
+				// The tools did different amounts of the work at one
+				// size (bpftrace's stack map loses the stacks whose
+				// bucket is taken): a cost is compared per unit of the
+				// work each did, the curve's x (its growth lines' too).
+				xd, xr := c.xOf(p.Samples[dut]), c.xOf(p.Samples[ref])
+				if xd > 0 && xr > 0 && vr > 0 {
+					chk.Value = (vd / xd) / (vr / xr)
+					chk.Verdict = verdict(chk.Value <= 1)
+					chk.Detail = fmt.Sprintf("at %s %s (largest both ran) per %s: gotrace %s / %.0f, bpftrace %s / %.0f: gotrace/bpftrace %.2f (want ≤ 1; totals %s)",
+						p.Label, c.What, strings.TrimSuffix(c.xName, "s printed")+" printed", showF(m.fmt, vd, true), xd, showF(m.fmt, vr, true), xr, chk.Value, ratio)
+				}
+			}
 		}
 		out = append(out, chk)
 	}

@@ -101,3 +101,40 @@ func TestKstackGrowthSkipsCloseX(t *testing.T) {
 		t.Errorf("exponent = %v %q→%q %v, want ~1.06 from 1000 to 12000", k, from, to, ok)
 	}
 }
+
+// TestAcceptancePerUnit: a curve whose tools did different amounts of the
+// work at a size (xOf: the kernel stacks each printed) compares costs per
+// unit of work, not totals; counts stay totals.
+func TestAcceptancePerUnit(t *testing.T) {
+	c := &Curve{Name: "kstack-symbolize", What: "s of workload sampled", metrics: []curveMetric{cmExit, cmKeys, cmRSS},
+		xOf: func(s Sample) float64 { return float64(s.MapLines) }, xName: "distinct kernel stacks printed",
+		Points: []*CurvePoint{{Size: 128, Label: "128", Samples: map[string]Sample{
+			// gotrace printed 3x the stacks in 2x the time with 3.3x the memory.
+			"bpftrace": {ExitMs: 1000, MapLines: 1000, RSSKiB: 1000},
+			"gotrace":  {ExitMs: 2000, MapLines: 3000, RSSKiB: 3300},
+		}}}}
+	got := map[string]Check{}
+	for _, k := range curveChecks(c, "bpftrace", "gotrace") {
+		got[k.Check] = k
+	}
+	for name, want := range map[string]struct {
+		verdict string
+		value   float64
+	}{
+		"curve kstack-symbolize, Ctrl-C to exit ms": {"PASS", 2.0 / 3},
+		"curve kstack-symbolize, peak RSS MiB":      {"MISS", 1.1},
+		"curve kstack-symbolize, keys printed":      {"PASS", 3},
+	} {
+		k, ok := got[name]
+		if !ok {
+			t.Errorf("no check %q", name)
+			continue
+		}
+		if k.Verdict != want.verdict || k.Value < want.value-0.001 || k.Value > want.value+0.001 {
+			t.Errorf("%s: %s %.3f (%s), want %s %.3f", name, k.Verdict, k.Value, k.Detail, want.verdict, want.value)
+		}
+	}
+	if d := got["curve kstack-symbolize, Ctrl-C to exit ms"].Detail; !strings.Contains(d, "per distinct kernel stack printed") {
+		t.Errorf("detail %q does not say per what", d)
+	}
+}

@@ -35,20 +35,22 @@ import (
 	"time"
 )
 
-// Limits and timeouts (variables for tests). A request's header block (and
-// its body) must arrive within headerTimeout of its first byte (of the
-// accept, for a connection's first request); an idle keep-alive connection
-// closes after idleTimeout; writing a response may take writeTimeout.
+// Limits and timeouts (variables for tests; a server keeps the values it
+// started with). A request's header block (and its body) must arrive
+// within headerTimeout of its first byte (of the accept, for a
+// connection's first request); an idle keep-alive connection closes after
+// idleTimeout; writing a response may take writeTimeout.
 var (
 	idleTimeout    = 15 * time.Second
 	headerTimeout  = 10 * time.Second
 	writeTimeout   = 30 * time.Second
 	closeTimeout   = 2 * time.Second // Close waits this long for scrapes in flight
-	lingerTimeout  = 500 * time.Millisecond
 	maxConns       = 64
 	maxHeaderBytes = 16 << 10
 	maxDiscard     = int64(256 << 10)
 )
+
+const lingerTimeout = 500 * time.Millisecond
 
 // request is a parsed request line and header block.
 type request struct {
@@ -81,8 +83,8 @@ var errHeaderTooLarge = &httpError{431, "request header fields too large"}
 // readRequest reads one request's line and headers (not its body). An
 // io error (EOF, timeout) is returned as it is; a request the server must
 // refuse is an *httpError.
-func readRequest(br *bufio.Reader) (*request, error) {
-	budget := maxHeaderBytes
+func readRequest(br *bufio.Reader, maxBytes int) (*request, error) {
+	budget := maxBytes
 	line, err := readLine(br, &budget)
 	for err == nil && line == "" { // RFC 9112 2.2: ignore empty lines before a request
 		line, err = readLine(br, &budget)
@@ -96,7 +98,7 @@ func readRequest(br *bufio.Reader) (*request, error) {
 	if ok {
 		r.target, r.proto, ok = strings.Cut(line, " ")
 	}
-	if !ok || !isToken(r.method) || r.target == "" || !isVisible(r.target) {
+	if !ok || !isToken(r.method) || r.target == "" || !isVisible(r.target) || strings.Contains(r.proto, " ") {
 		return nil, badRequest("malformed request line")
 	}
 	p := r.proto
@@ -177,15 +179,15 @@ func readRequest(br *bufio.Reader) (*request, error) {
 }
 
 // readLine reads a line ending in LF (or CRLF), without it, taking its
-// length from *budget: errHeaderTooLarge when the budget runs out.
+// length plus 2 from *budget (so a line costs the same with either
+// ending): errHeaderTooLarge when the budget runs out.
 func readLine(br *bufio.Reader, budget *int) (string, error) {
 	var line []byte
 	for {
 		frag, err := br.ReadSlice('\n')
-		if *budget -= len(frag); *budget < 0 {
+		if line = append(line, frag...); len(line) > *budget {
 			return "", errHeaderTooLarge
 		}
-		line = append(line, frag...)
 		if err == bufio.ErrBufferFull {
 			continue
 		}
@@ -198,6 +200,9 @@ func readLine(br *bufio.Reader, budget *int) (string, error) {
 		line = line[:len(line)-1]
 		if n := len(line); n > 0 && line[n-1] == '\r' {
 			line = line[:n-1]
+		}
+		if *budget -= len(line) + 2; *budget < 0 {
+			return "", errHeaderTooLarge
 		}
 		return string(line), nil
 	}
@@ -240,13 +245,14 @@ func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
-// bytes is the request as it would be sent (CRLF line ends): the fuzz
-// target's check that what the parser accepts means one thing.
+// bytes is the request as sent in its shortest form (CRLF line ends, no
+// space after ':'): the fuzz target checks that what the parser accepts
+// parses again the same.
 func (r *request) bytes() []byte {
 	var b []byte
 	b = fmt.Appendf(b, "%s %s %s\r\n", r.method, r.target, r.proto)
 	for _, f := range r.header {
-		b = fmt.Appendf(b, "%s: %s\r\n", f.name, f.value)
+		b = fmt.Appendf(b, "%s:%s\r\n", f.name, f.value)
 	}
 	return append(b, "\r\n"...)
 }
@@ -296,13 +302,19 @@ type httpServer struct {
 	done   chan struct{} // closed when the accept loop returns
 	wg     sync.WaitGroup
 
+	idle, header, write, closeWait time.Duration
+	maxHeader                      int
+	maxDiscard                     int64
+
 	mu      sync.Mutex
 	conns   map[net.Conn]bool // true while a request is read or answered
 	closing bool
 }
 
 func newHTTPServer(ln net.Listener, handle func(*request) response) *httpServer {
-	h := &httpServer{ln: ln, handle: handle, done: make(chan struct{}), conns: map[net.Conn]bool{}}
+	h := &httpServer{ln: ln, handle: handle, done: make(chan struct{}), conns: map[net.Conn]bool{},
+		idle: idleTimeout, header: headerTimeout, write: writeTimeout, closeWait: closeTimeout,
+		maxHeader: maxHeaderBytes, maxDiscard: maxDiscard}
 	go h.serve()
 	return h
 }
@@ -355,18 +367,18 @@ func (h *httpServer) serveConn(c net.Conn) {
 	for first := true; ; first = false {
 		// Idle until a request's first byte (a new connection's first
 		// request has headerTimeout from the accept).
-		wait := idleTimeout
+		wait := h.idle
 		if first {
-			wait = headerTimeout
+			wait = h.header
 		}
 		c.SetReadDeadline(time.Now().Add(wait))
 		if _, err := br.Peek(1); err != nil || !h.setActive(c, true) {
 			return
 		}
 		if !first {
-			c.SetReadDeadline(time.Now().Add(headerTimeout))
+			c.SetReadDeadline(time.Now().Add(h.header))
 		}
-		req, err := readRequest(br)
+		req, err := readRequest(br, h.maxHeader)
 		var resp response
 		var he *httpError
 		switch {
@@ -377,13 +389,13 @@ func (h *httpServer) serveConn(c net.Conn) {
 		}
 		keep := err == nil && !req.connClose && (req.minor >= 1 || req.connKeep)
 		if err == nil {
-			if req.chunked || req.expectContinue && req.contentLength > 0 || req.contentLength > maxDiscard {
+			if req.chunked || req.expectContinue && req.contentLength > 0 || req.contentLength > h.maxDiscard {
 				keep = false // the body is not read
 			} else if _, err := io.CopyN(io.Discard, br, req.contentLength); err != nil {
 				return
 			}
 		}
-		c.SetWriteDeadline(time.Now().Add(writeTimeout))
+		c.SetWriteDeadline(time.Now().Add(h.write))
 		if err == nil {
 			resp = h.handle(req)
 		}
@@ -395,7 +407,7 @@ func (h *httpServer) serveConn(c net.Conn) {
 			return
 		}
 		if !keep {
-			lingerClose(c)
+			h.lingerClose(c)
 			return
 		}
 		if !h.setActive(c, false) {
@@ -407,12 +419,12 @@ func (h *httpServer) serveConn(c net.Conn) {
 // lingerClose closes c's sending side and reads what the client still
 // sends for a while: closing with unread data would send a reset, and the
 // client could lose the response.
-func lingerClose(c net.Conn) {
+func (h *httpServer) lingerClose(c net.Conn) {
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
 		cw.CloseWrite()
 	}
 	c.SetReadDeadline(time.Now().Add(lingerTimeout))
-	io.CopyN(io.Discard, c, maxDiscard)
+	io.CopyN(io.Discard, c, h.maxDiscard)
 }
 
 // close stops accepting, closes idle connections, waits closeTimeout for
@@ -438,9 +450,9 @@ func (h *httpServer) close() error {
 	var err error
 	select {
 	case <-idle:
-	case <-time.After(closeTimeout):
+	case <-time.After(h.closeWait):
 		h.mu.Lock()
-		err = fmt.Errorf("%d connection(s) still busy after %v", len(h.conns), closeTimeout)
+		err = fmt.Errorf("%d connection(s) still busy after %v", len(h.conns), h.closeWait)
 		for c := range h.conns {
 			c.Close()
 		}

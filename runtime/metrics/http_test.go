@@ -372,10 +372,11 @@ func TestHTTPCloseInFlight(t *testing.T) {
 }
 
 // A scrape that outlasts closeTimeout: Close closes its connection, says
-// so, and still leaves no goroutine.
+// so, and still leaves no goroutine (also when the scrape holds the last
+// connection slot, so that the accept loop waits for the limit).
 func TestHTTPCloseTimeout(t *testing.T) {
-	defer func(d time.Duration) { closeTimeout = d }(closeTimeout)
-	closeTimeout = 200 * time.Millisecond
+	defer func(d time.Duration, n int) { closeTimeout, maxConns = d, n }(closeTimeout, maxConns)
+	closeTimeout, maxConns = 200*time.Millisecond, 1
 	started := make(chan struct{})
 	s, err := listen("127.0.0.1:0", func(w io.Writer) error {
 		close(started)
@@ -429,4 +430,32 @@ func FuzzReadRequest(f *testing.F) {
 			t.Fatalf("%q parsed as %+v, its bytes %q as %+v", data, r, b, r2)
 		}
 	})
+}
+
+// Close while connections wait for the limit: none is served, Close
+// returns at once, and the accept loop is gone too.
+func TestHTTPCloseAtLimit(t *testing.T) {
+	defer func(n int) { maxConns = n }(maxConns)
+	maxConns = 1
+	s, err := listen("127.0.0.1:0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, br1 := dial(t, s)
+	io.WriteString(c1, getMetrics)
+	readResp(t, br1, "GET")
+	c2, br2 := dial(t, s) // waits in the accept queue
+	io.WriteString(c2, getMetrics)
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("Close took %v", took)
+	}
+	if b, _ := io.ReadAll(br2); len(b) != 0 {
+		t.Errorf("a connection over the limit was served during Close: %q", b)
+	}
+	checkNoGoroutines(t)
 }

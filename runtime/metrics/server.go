@@ -2,12 +2,10 @@ package metrics
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -21,12 +19,13 @@ import (
 	"github.com/gotrace/gotrace/runtime/sym"
 )
 
-// Server serves /metrics. It starts serving at Listen (gotrace_up only);
-// Attach gives it the script's maps.
+// Server serves /metrics (over http.go's server, not net/http: see there
+// why). It starts serving at Listen (gotrace_up only); Attach gives it the
+// script's maps.
 type Server struct {
-	ln   net.Listener
-	http *http.Server
-	done chan struct{}
+	ln     net.Listener
+	http   *httpServer
+	scrape func(io.Writer) error // s.write; tests replace it
 
 	mu     sync.Mutex // serialises scrapes: the printer and symbolizer are not shared
 	loaded *runtime.Loaded
@@ -41,39 +40,21 @@ type Server struct {
 // file names, stacks) to whoever can connect, so serving other machines
 // takes an explicit host (0.0.0.0, [::] or an interface's address). The
 // error is net.Listen's ("listen tcp ...: bind: address already in use").
-func Listen(addr string) (*Server, error) {
+func Listen(addr string) (*Server, error) { return listen(addr, nil) }
+
+// listen is Listen with another scrape function than the maps' (tests).
+func listen(addr string, scrape func(io.Writer) error) (*Server, error) {
 	ln, err := net.Listen("tcp", DefaultHost(addr))
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{ln: &limitListener{Listener: ln, sem: make(chan struct{}, maxConns)}, done: make(chan struct{})}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", s)
-	s.http = &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: headerTimeout,
-		ReadTimeout:       headerTimeout,
-		WriteTimeout:      30 * time.Second,
-		// A keep-alive connection with no request closes after this:
-		// idle clients must not hold descriptors for ever.
-		IdleTimeout:    idleTimeout,
-		MaxHeaderBytes: 16 << 10,
+	s := &Server{ln: newLimitListener(ln, maxConns), scrape: scrape}
+	if s.scrape == nil {
+		s.scrape = s.write
 	}
-	go func() {
-		defer close(s.done)
-		s.http.Serve(ln) // returns http.ErrServerClosed at Close
-	}()
+	s.http = newHTTPServer(s.ln, s.handle)
 	return s, nil
 }
-
-// idleTimeout closes idle keep-alive connections; maxConns bounds the
-// connections open at once (more wait in the kernel's accept queue).
-// (Variables for tests.)
-var (
-	idleTimeout   = 15 * time.Second
-	headerTimeout = 10 * time.Second
-	maxConns      = 64
-)
 
 // DefaultHost is addr with the loopback host when it names none (":9464"
 // or "9464").
@@ -85,34 +66,6 @@ func DefaultHost(addr string) string {
 		return "127.0.0.1" + addr
 	}
 	return addr
-}
-
-// limitListener accepts at most cap(sem) connections at once.
-type limitListener struct {
-	net.Listener
-	sem chan struct{}
-}
-
-func (l *limitListener) Accept() (net.Conn, error) {
-	l.sem <- struct{}{}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.sem
-		return nil, err
-	}
-	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
-}
-
-type limitConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *limitConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
 }
 
 // Addr is the bound address (the chosen port when it was 0).
@@ -168,20 +121,22 @@ func (s *Server) Attach(l *runtime.Loaded) error {
 	return nil
 }
 
-// ServeHTTP writes the exposition, reading every map now.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
+// handle answers a request: the exposition, reading every map now, for
+// GET and HEAD of /metrics.
+func (s *Server) handle(r *request) response {
+	if r.path != "/metrics" {
+		return textResponse(404, "404 page not found")
+	}
+	if r.method != "GET" && r.method != "HEAD" {
+		resp := textResponse(405, "method not allowed")
+		resp.allow = "GET, HEAD"
+		return resp
 	}
 	var b bytes.Buffer
-	if err := s.write(&b); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+	if err := s.scrape(&b); err != nil {
+		return textResponse(500, err.Error())
 	}
-	w.Header().Set("Content-Type", ContentType)
-	w.Write(b.Bytes())
+	return response{status: 200, contentType: ContentType, body: b.Bytes()}
 }
 
 func (s *Server) write(w io.Writer) error {
@@ -206,16 +161,10 @@ func (s *Server) write(w io.Writer) error {
 	return Write(w, p, maps)
 }
 
-// Close stops serving (waiting briefly for scrapes in flight) and closes
-// the map duplicates.
+// Close stops serving (waiting up to closeTimeout for scrapes in flight)
+// and closes the map duplicates.
 func (s *Server) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	err := s.http.Shutdown(ctx)
-	if err != nil {
-		err = errors.Join(err, s.http.Close())
-	}
-	<-s.done
+	err := s.http.close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.clones {

@@ -262,6 +262,7 @@ func runLoad(tool *Tool, ls *LoadScript, wl *loadWorkload, d time.Duration) *Loa
 	pid, exited, output := tp.pid, tp.exited, tp.output
 	select {
 	case <-attached:
+		tp.pollNow()
 	case <-exited:
 		return failf(fmt.Errorf("exited before attaching (%s): %q", cmd.ProcessState, firstLine(output())))
 	case <-time.After(120 * time.Second):

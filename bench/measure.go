@@ -125,6 +125,9 @@ func runOnce(tool *Tool, sc *Script) Sample {
 	rss := tp.peakRSSKiB
 
 	if sc.SelfExit {
+		// Exits by itself, maybe within milliseconds: polled from the
+		// start, or its peak would not be read at all.
+		tp.pollNow()
 		select {
 		case err := <-exited:
 			s.StartupMs = ms(time.Since(start))
@@ -148,6 +151,7 @@ func runOnce(tool *Tool, sc *Script) Sample {
 	select {
 	case t := <-attached:
 		s.StartupMs = ms(t.Sub(start))
+		tp.pollNow()
 	case <-exited:
 		return fail(s, fmt.Errorf("exited before attaching (%s): %q", cmd.ProcessState, firstLine(output())))
 	case <-time.After(120 * time.Second):

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 )
 
 // The event ring buffer is the costliest object a typical script creates
@@ -14,13 +15,23 @@ import (
 // CPU; LoadWith takes it when the compiled ring has that size and closes
 // it otherwise.
 
-// earlyRing is a ring buffer being made ahead of LoadWith.
+// earlyRing is a ring buffer being made ahead of LoadWith: the map first
+// (mapped closes; the programs can load against it), then its reader, the
+// pages mapped (done closes; the session's reader needs it before BEGIN).
 type earlyRing struct {
-	size uint32
-	done chan struct{}
-	m    *ebpf.Map
-	rd   *ringReader
-	err  error
+	size   uint32
+	mapped chan struct{}
+	done   chan struct{}
+	m      *ebpf.Map
+	rd     *ringReader
+	err    error
+}
+
+// reader waits for the ring's reader; nil if mapping it failed (the
+// session then makes its own and reports the failure).
+func (e *earlyRing) reader() *ringReader {
+	<-e.done
+	return e.rd
 }
 
 var (
@@ -34,7 +45,7 @@ var (
 // being made. It returns at once; a failure (not root, no ring buffers) is
 // left for LoadWith to meet and report.
 func PrepareRing(pagesPerCPU int) {
-	e := &earlyRing{size: ringBufSize(0, pagesPerCPU), done: make(chan struct{})}
+	e := &earlyRing{size: ringBufSize(0, pagesPerCPU), mapped: make(chan struct{}), done: make(chan struct{})}
 	earlyMu.Lock()
 	old := early
 	if old != nil && old.size == e.size {
@@ -50,12 +61,15 @@ func PrepareRing(pagesPerCPU int) {
 		defer close(e.done)
 		raiseMemlock()
 		e.m, e.err = ebpf.NewMap(ringSpec(e.size))
+		close(e.mapped)
 		if e.err != nil {
 			return
 		}
-		if e.rd, e.err = newRingReader(e.m); e.err != nil {
-			e.m.Close()
-			e.m = nil
+		// Mapping the 8 MiB of pages (~0.4 ms) overlaps the programs'
+		// load.
+		rd, err := newRingReader(e.m)
+		if err == nil {
+			e.rd = rd
 		}
 	}()
 }
@@ -65,11 +79,11 @@ func ringSpec(size uint32) *ebpf.MapSpec {
 	return &ebpf.MapSpec{Name: kernelName(RingBufMap), Type: ebpf.RingBuf, MaxEntries: size}
 }
 
-// takeEarlyRing returns the prepared ring buffer and its reader when spec
-// is one (a ring of the prepared size and name), waiting for it if it is
-// still being made; nil when none was prepared, it failed, or spec is
-// another (then it is closed).
-func takeEarlyRing(spec *ebpf.MapSpec) (*ebpf.Map, *ringReader) {
+// takeEarlyRing returns the prepared ring buffer, and the making of its
+// reader, when spec is one (a ring of the prepared size and name), waiting
+// for the map if it is still being made; nil when none was prepared, it
+// failed, or spec is another (then it is closed).
+func takeEarlyRing(spec *ebpf.MapSpec) (*ebpf.Map, *earlyRing) {
 	earlyMu.Lock()
 	e := early
 	early = nil
@@ -82,11 +96,11 @@ func takeEarlyRing(spec *ebpf.MapSpec) (*ebpf.Map, *ringReader) {
 		e.discard()
 		return nil, nil
 	}
-	<-e.done
+	<-e.mapped
 	if e.err != nil {
 		return nil, nil
 	}
-	return e.m, e.rd
+	return e.m, e
 }
 
 // discardEarlyRing closes a prepared ring buffer the script did not use.
@@ -113,4 +127,28 @@ func (e *earlyRing) discard() {
 			e.m.Close()
 		}
 	}()
+}
+
+// PrepareKernel does, on another goroutine, the first-use work of loading
+// any script, while the script is parsed and compiled: cilium/ebpf's
+// one-time feature probes (object names, at the first map; program
+// ext_infos and bpf_probe_read_kernel, at the first program with a helper
+// call: three test loads, ~0.4 ms of every start-up), the locked-memory
+// limit, the possible CPUs and tracefs's mount point. LoadWith then meets
+// their cached answers. Failures are left for the real load to meet.
+func PrepareKernel() { go warmKernel() }
+
+func warmKernel() {
+	raiseMemlock()
+	ebpf.PossibleCPU()
+	tracefsDir()
+	if m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "gotrace_warm", Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1}); err == nil {
+		m.Close()
+	}
+	p, err := ebpf.NewProgramWithOptions(&ebpf.ProgramSpec{Name: "gotrace_warm", Type: ebpf.SocketFilter, License: "GPL",
+		Instructions: asm.Instructions{asm.FnGetPrandomU32.Call(), asm.Mov.Imm(asm.R0, 0), asm.Return()}},
+		ebpf.ProgramOptions{LogDisabled: true})
+	if err == nil {
+		p.Close()
+	}
 }

@@ -29,11 +29,11 @@ func TestPrepareRing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Maps[RingBufMap] != e.m || l.ring != e.rd {
+	if l.Maps[RingBufMap] != e.m || l.ring != e {
 		t.Errorf("LoadWith made its own ring buffer instead of the prepared one")
 	}
 	rd := l.takeRing()
-	if rd == nil || l.takeRing() != nil {
+	if rd == nil || rd != e.rd || l.takeRing() != nil {
 		t.Fatalf("takeRing: %v, then not nil", rd)
 	}
 	if err := l.RunOnce(l.Spec.Programs[0]); err != nil {
@@ -73,4 +73,18 @@ func TestPrepareRing(t *testing.T) {
 	if left != nil || l3.ring != nil {
 		t.Errorf("the prepared ring buffer outlived a load without one")
 	}
+}
+
+// TestWarmKernel: the start-up warm-up loads a map and a program and
+// leaves nothing open, and a script loads after it.
+func TestWarmKernel(t *testing.T) {
+	requireBPF(t)
+	before := bpfFDs(t)
+	warmKernel()
+	checkNoLeaks(t, before)
+	l, err := Load(getpidSpec(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
 }

@@ -36,16 +36,20 @@ type Loaded struct {
 	multi       map[string]bool // programs loaded for uprobe_multi links
 	stopSwitch  map[string]bool // programs with the stop prologue (detach.go)
 	progressEnv *Env            // the Env of Attach, for Detach's progress
-	// ring is the reader of a ring buffer made by PrepareRing, until the
-	// session takes it (takeRing).
-	ring *ringReader
+	// ring is the ring buffer PrepareRing made, whose reader the session
+	// takes (takeRing).
+	ring *earlyRing
 }
 
-// takeRing returns the reader PrepareRing made for the ring buffer, once.
+// takeRing returns the reader PrepareRing made for the ring buffer, once,
+// waiting for its pages to be mapped; nil if there is none.
 func (l *Loaded) takeRing() *ringReader {
-	rd := l.ring
+	e := l.ring
 	l.ring = nil
-	return rd
+	if e == nil {
+		return nil
+	}
+	return e.reader()
 }
 
 // StackMaps are the maps of stacks by name, the name the printed stack

@@ -153,6 +153,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
 	}
+	if c.debug == 0 && !c.explain {
+		runtime.PrepareKernel() // cilium's one-time probes, meanwhile
+	}
 	var onRing func()
 	if c.debug == 0 && !c.explain && !c.dryRun {
 		// The event ring buffer is made on another CPU while the rest of

@@ -105,8 +105,8 @@ func (p *Printer) Map(m MapData) error {
 	// A stack's text is made once per map printed: sorting by key and
 	// printing the rows both need it, and each making is a stack-map read
 	// and a symbolization of every frame.
-	p.stackTexts = map[stackTextKey]string{}
-	defer func() { p.stackTexts = nil }()
+	p.stackTexts, p.lines = map[stackTextKey][]string{}, map[string]string{}
+	defer func() { p.stackTexts, p.lines = nil, nil }()
 	// The compact path (compact.go) sorts a small index over the entries
 	// and builds each row only as it prints; the maps it does not take
 	// (tseries, keys compared by their text) build every row first.
@@ -569,10 +569,22 @@ func (p *Printer) sortByKey(rows []row) {
 	for i := range rows {
 		parts = max(parts, len(rows[i].key))
 	}
+	// A stack part compares by its lines (stackLines), shared between
+	// stacks, rather than by its joined text: the same order, without
+	// holding every stack's text at once.
 	var texts []string
+	var lines [][]string
 	for i := range rows {
 		for k := range rows[i].key {
-			if v := &rows[i].key[k]; !byValue(v) {
+			v := &rows[i].key[k]
+			switch {
+			case byValue(v):
+			case v.Kind() == types.Stack && !v.Type.Stack.Dwarf:
+				if lines == nil {
+					lines = make([][]string, len(rows)*parts)
+				}
+				lines[i*parts+k] = p.stackLines(*v, 4)
+			default:
 				if texts == nil {
 					texts = make([]string, len(rows)*parts)
 				}
@@ -585,7 +597,11 @@ func (p *Printer) sortByKey(rows []row) {
 		for k := 0; k < len(a) && k < len(b); k++ {
 			c, ok := compareValues(&a[k], &b[k])
 			if !ok {
-				c = strings.Compare(texts[i*parts+k], texts[j*parts+k])
+				if a[k].Kind() == types.Stack && !a[k].Type.Stack.Dwarf && b[k].Kind() == types.Stack && !b[k].Type.Stack.Dwarf {
+					c = compareLines(lines[i*parts+k], lines[j*parts+k])
+				} else {
+					c = strings.Compare(texts[i*parts+k], texts[j*parts+k])
+				}
 			}
 			if c != 0 {
 				return c

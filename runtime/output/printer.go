@@ -1,6 +1,7 @@
 package output
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net/netip"
@@ -97,8 +98,13 @@ type Printer struct {
 	w      io.Writer
 	format Format
 	syms   Symbolizer
-	// stackTexts are the stack texts made while one map prints (Map).
-	stackTexts map[stackTextKey]string
+	// stackTexts are the stacks' lines made while one map prints (Map):
+	// a stack's text is its lines joined, made again as each row prints;
+	// the lines are shared between stacks (lines), so holding every
+	// stack of a map for sorting it costs a string header a frame, not
+	// its text (~0.75 KB a kernel stack).
+	stackTexts map[stackTextKey][]string
+	lines      map[string]string
 
 	// TimeFormats are the strftime formats by event id (Spec.Events[i].Format
 	// for EvTime events), used to print strftime() values.
@@ -489,21 +495,51 @@ func (p *Printer) timestampText(v Value) string {
 // address, sym+off and, for user stacks, the module in perf mode; the hex
 // address in raw mode). Unreadable stacks print as nothing.
 func (p *Printer) stackText(v Value, indent int) string {
+	return strings.Join(p.stackLines(v, indent), "")
+}
+
+// stackLines is a stack's text as its lines (the first the leading "\n"),
+// made once per map printed; nil for an unreadable stack.
+func (p *Printer) stackLines(v Value, indent int) []string {
 	info := v.Type.Stack
 	id := v.Int()
 	if p.syms == nil || id < 0 {
-		return ""
+		return nil
 	}
 	if p.stackTexts == nil || info.Dwarf {
-		return p.makeStackText(v, indent)
+		return p.makeStackLines(v, indent)
 	}
 	k := stackTextKey{info: info, id: id, pid: v.Aux, indent: indent}
 	t, ok := p.stackTexts[k]
 	if !ok {
-		t = p.makeStackText(v, indent)
+		t = p.makeStackLines(v, indent)
 		p.stackTexts[k] = t
 	}
 	return t
+}
+
+// compareLines orders two stacks' lines as their joined texts: every
+// line ends in its only newline, so no line is a proper prefix of
+// another and the first that differs decides.
+func compareLines(a, b []string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if c := strings.Compare(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// line returns l, or the equal string already made while this map prints.
+func (p *Printer) line(l string) string {
+	if p.lines == nil {
+		return l
+	}
+	if s, ok := p.lines[l]; ok {
+		return s
+	}
+	p.lines[l] = l
+	return l
 }
 
 // stackTextKey names a stack's text within one map's printing: the same
@@ -515,8 +551,8 @@ type stackTextKey struct {
 	indent int
 }
 
-// makeStackText is stackText without the memo.
-func (p *Printer) makeStackText(v Value, indent int) string {
+// makeStackLines is stackLines without the memo.
+func (p *Printer) makeStackLines(v Value, indent int) []string {
 	info := v.Type.Stack
 	id := v.Int()
 	var frames []Frame
@@ -524,20 +560,20 @@ func (p *Printer) makeStackText(v Value, indent int) string {
 	if info.Dwarf {
 		ds, ok := p.syms.(DwarfStacker)
 		if !ok {
-			return ""
+			return nil
 		}
 		frames, err = ds.DwarfStack(int(v.Aux), v.Bytes)
 	} else {
 		frames, err = p.syms.Stack(info, id, int(v.Aux))
 	}
 	if err != nil {
-		return ""
+		return nil
 	}
 	if info.Limit > 0 && len(frames) > info.Limit {
 		frames = frames[:info.Limit]
 	}
-	var sb strings.Builder
-	sb.WriteByte('\n')
+	out := make([]string, 1, len(frames)+1)
+	out[0] = "\n"
 	pad := strings.Repeat(" ", indent)
 	for _, f := range frames {
 		if f.Addr == 0 {
@@ -552,33 +588,33 @@ func (p *Printer) makeStackText(v Value, indent int) string {
 			// "addr fn (inlined)"; raw and build_id modes list addresses.
 			switch info.Mode {
 			case types.StackPerf:
-				sb.WriteString("\t" + strconv.FormatUint(f.Addr, 16) + " " + f.Sym + " (inlined)\n")
+				out = append(out, p.line("\t"+strconv.FormatUint(f.Addr, 16)+" "+f.Sym+" (inlined)\n"))
 			case types.StackRaw, types.StackBuildID:
 			default:
-				sb.WriteString(pad + "[inlined] " + f.Sym + sourceSuffix(f) + "\n")
+				out = append(out, p.line(pad+"[inlined] "+f.Sym+sourceSuffix(f)+"\n"))
 			}
 			continue
 		}
 		switch info.Mode {
 		case types.StackBuildID:
-			sb.WriteString(BuildIDFrame(int(v.Aux), f.Addr) + "\n")
+			out = append(out, p.line(BuildIDFrame(int(v.Aux), f.Addr)+"\n"))
 		case types.StackPerf:
-			sb.WriteString("\t" + strconv.FormatUint(f.Addr, 16) + " " + sym)
+			l := "\t" + strconv.FormatUint(f.Addr, 16) + " " + sym
 			if info.User {
 				mod := f.Module
 				if mod == "" {
 					mod = "[unknown]"
 				}
-				sb.WriteString(" (" + mod + ")")
+				l += " (" + mod + ")"
 			}
-			sb.WriteByte('\n')
+			out = append(out, p.line(l+"\n"))
 		case types.StackRaw:
-			sb.WriteString(strconv.FormatUint(f.Addr, 16) + "\n")
+			out = append(out, p.line(strconv.FormatUint(f.Addr, 16)+"\n"))
 		default:
-			sb.WriteString(pad + sym + sourceSuffix(f) + "\n")
+			out = append(out, p.line(pad+sym+sourceSuffix(f)+"\n"))
 		}
 	}
-	return sb.String()
+	return out
 }
 
 // sourceSuffix is "@file:line" for a frame whose source line is known.

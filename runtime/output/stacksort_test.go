@@ -46,3 +46,31 @@ func TestStackKeySortSymbolizesOnce(t *testing.T) {
 		t.Errorf("stacks not printed in their text's order:\n%.300s", out)
 	}
 }
+
+// TestCompareLinesIsTextOrder: comparing two stacks line by line gives the
+// order of their joined texts, for generated stacks whose lines share
+// prefixes, differ only in their offsets or end early.
+func TestCompareLinesIsTextOrder(t *testing.T) {
+	syms := []string{"a", "ab", "abc", "b", "vfs_read", "vfs_readv", "do_syscall_64", "[unknown]"}
+	x := uint64(1)
+	next := func(n int) int {
+		x = x*6364136223846793005 + 1442695040888963407
+		return int(x>>33) % n
+	}
+	stack := func() []string {
+		if next(10) == 0 {
+			return nil // unreadable: prints as nothing
+		}
+		l := []string{"\n"}
+		for i, n := 0, next(5); i < n; i++ {
+			l = append(l, fmt.Sprintf("        %s+%d\n", syms[next(len(syms))], next(12)))
+		}
+		return l
+	}
+	for i := 0; i < 20000; i++ {
+		a, b := stack(), stack()
+		if got, want := compareLines(a, b), strings.Compare(strings.Join(a, ""), strings.Join(b, "")); got != want {
+			t.Fatalf("compareLines(%q, %q) = %d, the texts compare %d", a, b, got, want)
+		}
+	}
+}

@@ -62,10 +62,6 @@ type session struct {
 	exitCh     chan struct{}                // closed by the reader at exit()
 	readerDone chan error                   // the reader's end
 	sigs       <-chan os.Signal             // SIGINT/SIGTERM, once caught
-	// sigsReady is closed once SIGINT/SIGTERM and SIGUSR1 (usr1) are
-	// caught, by a goroutine started before the load (catchSignals).
-	sigsReady chan struct{}
-	usr1      chan os.Signal
 	holder     interface{ Release() error } // BEGIN's output held (0.26), nil if not
 	cleanups   []func() error               // run's cleanups, in the order added
 }
@@ -109,7 +105,6 @@ func (s *session) run(ctx context.Context) (err error) {
 		}
 		timing.mark("close")
 	}()
-	s.catchSignals()
 	if err := s.load(); err != nil {
 		return err
 	}
@@ -360,12 +355,16 @@ func (s *session) attach() error {
 	// SIGINT/SIGTERM are caught from here on, before the probes attach and
 	// the notify line tells a runner it may interrupt: a signal that came
 	// during the attach or right after that line still runs END and prints.
-	if s.sigsReady != nil {
-		<-s.sigsReady
+	s.sigs = s.opts.Signals
+	if s.sigs == nil {
+		ch := make(chan os.Signal, 2)
+		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+		s.later(func() { signal.Stop(ch) })
+		s.sigs = ch
 		// SIGUSR1 too, before the notify line tells a runner it may send it.
 		stop := make(chan struct{})
 		s.later(func() { close(stop) })
-		s.onSIGUSR1(s.usr1, stop)
+		s.onSIGUSR1(stop)
 	}
 
 	start := time.Now()
@@ -708,42 +707,16 @@ func (s *session) dispatchLocked(rec []byte) (exit bool, err error) {
 }
 
 // finish prints every user map (sorted by name) and the loss counters.
-// catchSignals starts catching SIGINT/SIGTERM (into s.sigs) and SIGUSR1
-// on another goroutine while the script loads: each signal.Notify of a new
-// signal is a round trip to the Go runtime's signal-mask thread, about
-// 0.6 ms for the three here, which attach waits for only if it is not
-// done. A signal that comes during the load is therefore caught too, and
-// acted on once the probes are attached (END runs), as one during the
-// attach. With Options.Signals (tests) that channel serves instead.
-func (s *session) catchSignals() {
-	if s.opts.Signals != nil {
-		s.sigs = s.opts.Signals
-		return
-	}
-	if s.opts.DryRun {
-		return
-	}
-	ch, usr1, ready := make(chan os.Signal, 2), make(chan os.Signal, 1), make(chan struct{})
-	s.sigs, s.usr1, s.sigsReady = ch, usr1, ready
-	go func() {
-		defer close(ready)
-		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-		signal.Notify(usr1, syscall.SIGUSR1)
-	}()
-	s.later(func() {
-		<-ready
-		signal.Stop(ch)
-		signal.Stop(usr1)
-	})
-}
-
 // onSIGUSR1 catches SIGUSR1 until stop is closed: bpftrace 0.17 prints
 // every map each time it arrives; in 0.26 it runs the self:signal:SIGUSR1
 // probes (in script order), and neither prints the maps nor ends tracing.
-func (s *session) onSIGUSR1(ch <-chan os.Signal, stop <-chan struct{}) {
+func (s *session) onSIGUSR1(stop <-chan struct{}) {
 	p, ok := s.opts.Printer.(interface{ AllMaps([]*MapData) error })
 	dump := ok && s.opts.Compat.SignalPrintsMaps()
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGUSR1)
 	go func() {
+		defer signal.Stop(ch)
 		for {
 			select {
 			case <-stop:

@@ -572,6 +572,7 @@ func (p *Printer) sortByKey(rows []row) {
 	// A stack part compares by its lines (stackLines), shared between
 	// stacks, rather than by its joined text: the same order, without
 	// holding every stack's text at once.
+	byLines := func(v *Value) bool { return v.Kind() == types.Stack && !v.Type.Stack.Dwarf }
 	var texts []string
 	var lines [][]string
 	for i := range rows {
@@ -579,7 +580,7 @@ func (p *Printer) sortByKey(rows []row) {
 			v := &rows[i].key[k]
 			switch {
 			case byValue(v):
-			case v.Kind() == types.Stack && !v.Type.Stack.Dwarf:
+			case byLines(v):
 				if lines == nil {
 					lines = make([][]string, len(rows)*parts)
 				}
@@ -597,7 +598,8 @@ func (p *Printer) sortByKey(rows []row) {
 		for k := 0; k < len(a) && k < len(b); k++ {
 			c, ok := compareValues(&a[k], &b[k])
 			if !ok {
-				if a[k].Kind() == types.Stack && !a[k].Type.Stack.Dwarf && b[k].Kind() == types.Stack && !b[k].Type.Stack.Dwarf {
+				// Part k has one type in every row of the map.
+				if byLines(&a[k]) {
 					c = compareLines(lines[i*parts+k], lines[j*parts+k])
 				} else {
 					c = strings.Compare(texts[i*parts+k], texts[j*parts+k])

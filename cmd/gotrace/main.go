@@ -39,8 +39,14 @@ func main() {
 		// harder instead of growing past 1 GiB (issue 19).
 		debug.SetMemoryLimit(softMemoryLimit)
 	}
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	atExit()
+	os.Exit(code)
 }
+
+// atExit runs just before the process exits; a developer build
+// (-tags pprof, profile.go) stops its profiles there.
+var atExit = func() {}
 
 // hasEnv reports whether the environment sets name (to anything). The
 // command is the one place that reads the environment; libraries get

@@ -105,8 +105,8 @@ func (p *Printer) Map(m MapData) error {
 	// A stack's text is made once per map printed: sorting by key and
 	// printing the rows both need it, and each making is a stack-map read
 	// and a symbolization of every frame.
-	p.stackTexts, p.lines = map[stackTextKey][]string{}, map[string]string{}
-	defer func() { p.stackTexts, p.lines = nil, nil }()
+	p.stacks = newStackMemo()
+	defer func() { p.stacks = nil }()
 	// The compact path (compact.go) sorts a small index over the entries
 	// and builds each row only as it prints; the maps it does not take
 	// (tseries, keys compared by their text) build every row first.
@@ -158,24 +158,26 @@ func (p *Printer) printRows(m MapData, total int, at func(i int) (*row, error)) 
 		if i > start {
 			w.add(delim)
 		}
-		name := m.Info.Name + p.keyText(m.Info, r.key)
+		w.add(m.Info.Name)
+		p.addKey(w, m.Info, r.key)
 		switch vt.Kind {
 		case types.Hist, types.Lhist:
-			header := name + ":\n"
 			if p.Compat.HistHeaderSpace() {
-				header = name + ": \n" // bpftrace 0.17
+				w.add(": \n") // bpftrace 0.17
+			} else {
+				w.add(":\n")
 			}
-			w.add(header)
 			w.add(p.histText(vt, r.buckets, uint64(div)))
 		case types.Tseries:
-			w.add(name + ":\n")
+			w.add(":\n")
 			w.add(p.tseriesText(vt, *r))
 		case types.Stats:
-			w.add(fmt.Sprintf("%s: count %d, average %d, total %d", name, r.count, avgOf(*r), r.total))
+			w.add(fmt.Sprintf(": count %d, average %d, total %d", r.count, avgOf(*r), r.total))
 		case types.Avg:
-			w.add(name + ": " + strconv.FormatInt(avgOf(*r)/div, 10))
+			w.add(": " + strconv.FormatInt(avgOf(*r)/div, 10))
 		default:
-			w.add(name + ": " + p.scalarText(vt, *r, div))
+			w.add(": ")
+			w.add(p.scalarText(vt, *r, div))
 		}
 		if err := w.flushIfFull(); err != nil {
 			return err
@@ -245,26 +247,33 @@ func keyParts(info *lang.MapInfo, key []byte) ([]Value, error) {
 	return []Value{v}, nil
 }
 
-// keyText is "[part, part]" (stack frames indented by 4), or "" for a map
-// without keys.
-func (p *Printer) keyText(info *lang.MapInfo, parts []Value) string {
+// addKey adds the key's text to w: "[part, part]" (stack frames indented
+// by 4), nothing for a map without keys; a stack part's lines one by one
+// while a map prints (none of its text joined first).
+func (p *Printer) addKey(w *chunkWriter, info *lang.MapInfo, parts []Value) {
 	if info.Key == nil {
-		return ""
+		return
 	}
 	if len(parts) == 1 && parts[0].Kind() == types.Tuple && p.Compat.FlatTupleKeys() {
 		// bpftrace 0.26: @[(1, 2)] is @[1, 2].
 		parts = parts[0].Elems
 	}
-	s := make([]string, len(parts))
+	w.add("[")
 	for i, v := range parts {
-		s[i] = p.keyPartText(v)
+		if i > 0 {
+			w.add(", ")
+		}
+		if m := p.stacks; m != nil && v.Kind() == types.Stack && !v.Type.Stack.Dwarf {
+			for _, id := range p.stackLines(v, 4) {
+				w.add(m.text[id])
+			}
+			continue
+		}
+		w.add(p.keyPartText(v))
 	}
-	return "[" + strings.Join(s, ", ") + "]"
+	w.add("]")
 }
 
-// keyPartText is a key part's text: records (also inside arrays) print
-// compactly in keys, {.m=2,.n=3}, as bpftrace 0.17 does (0.26 prints
-// them as values, { .m = 2, .n = 3 }).
 func (p *Printer) keyPartText(v Value) string {
 	switch v.Kind() {
 	case types.Record:
@@ -433,13 +442,11 @@ func (p *Printer) rows(m MapData) ([]row, error) {
 		stableSort(rows, func(a, b *row) bool { return bytes.Compare(a.rawKey, b.rawKey) < 0 })
 		stableSort(rows, func(a, b *row) bool { return a.scalar < b.scalar })
 	case vt.Kind == types.Count || (vt.Kind == types.Sum && !vt.Signed) || (isIntValue(vt) && !vt.Signed):
-		p.sortByKey(rows)
-		stableSort(rows, func(a, b *row) bool { return a.uscalar < b.uscalar })
+		p.sortByKey(rows, func(a, b *row) int { return cmp.Compare(a.uscalar, b.uscalar) })
 	case vt.Kind == types.Sum || vt.Kind == types.Min || vt.Kind == types.Max || isIntValue(vt):
-		p.sortByKey(rows)
-		stableSort(rows, func(a, b *row) bool { return a.scalar < b.scalar })
+		p.sortByKey(rows, func(a, b *row) int { return cmp.Compare(a.scalar, b.scalar) })
 	default:
-		p.sortByKey(rows)
+		p.sortByKey(rows, nil)
 	}
 	return rows, nil
 }
@@ -561,7 +568,11 @@ func stableSortIdx(rows []row, compare func(i, j int) int) {
 // sort_by_key). A part's text is made once per sort: for a stack it is a
 // stack-map read and a symbolization, which per comparison made 10^5
 // distinct stacks take minutes (about 3·10^6 symbolizations).
-func (p *Printer) sortByKey(rows []row) {
+//
+// first, when not nil, orders rows before their keys do (a map's sort by
+// value): one sort by (value, key), the order of a stable sort by value
+// after the sort by key, comparing keys only between equal values.
+func (p *Printer) sortByKey(rows []row, first func(a, b *row) int) {
 	// texts[i*parts+k] is the text of part k of row i when the sort
 	// compares that part by its text, made before sorting (a lookup per
 	// comparison was a tenth of printing 3·10⁴ stacks).
@@ -573,8 +584,12 @@ func (p *Printer) sortByKey(rows []row) {
 	// stacks, rather than by its joined text: the same order, without
 	// holding every stack's text at once.
 	byLines := func(v *Value) bool { return v.Kind() == types.Stack && !v.Type.Stack.Dwarf }
+	if p.stacks == nil {
+		p.stacks = newStackMemo()
+		defer func() { p.stacks = nil }()
+	}
 	var texts []string
-	var lines [][]string
+	var lines [][]lineID
 	for i := range rows {
 		for k := range rows[i].key {
 			v := &rows[i].key[k]
@@ -582,7 +597,7 @@ func (p *Printer) sortByKey(rows []row) {
 			case byValue(v):
 			case byLines(v):
 				if lines == nil {
-					lines = make([][]string, len(rows)*parts)
+					lines = make([][]lineID, len(rows)*parts)
 				}
 				lines[i*parts+k] = p.stackLines(*v, 4)
 			default:
@@ -593,14 +608,23 @@ func (p *Printer) sortByKey(rows []row) {
 			}
 		}
 	}
+	var rank []uint32
+	if lines != nil {
+		rank = p.stacks.ranked()
+	}
 	stableSortIdx(rows, func(i, j int) int {
+		if first != nil {
+			if c := first(&rows[i], &rows[j]); c != 0 {
+				return c
+			}
+		}
 		a, b := rows[i].key, rows[j].key
 		for k := 0; k < len(a) && k < len(b); k++ {
 			c, ok := compareValues(&a[k], &b[k])
 			if !ok {
 				// Part k has one type in every row of the map.
 				if byLines(&a[k]) {
-					c = compareLines(lines[i*parts+k], lines[j*parts+k])
+					c = compareLines(lines[i*parts+k], lines[j*parts+k], rank)
 				} else {
 					c = strings.Compare(texts[i*parts+k], texts[j*parts+k])
 				}

@@ -1,7 +1,6 @@
 package output
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"net/netip"
@@ -98,13 +97,9 @@ type Printer struct {
 	w      io.Writer
 	format Format
 	syms   Symbolizer
-	// stackTexts are the stacks' lines made while one map prints (Map):
-	// a stack's text is its lines joined, made again as each row prints;
-	// the lines are shared between stacks (lines), so holding every
-	// stack of a map for sorting it costs a string header a frame, not
-	// its text (~0.75 KB a kernel stack).
-	stackTexts map[stackTextKey][]string
-	lines      map[string]string
+	// stacks are the stacks' lines made while one map prints (Map);
+	// nil otherwise (stacklines.go).
+	stacks *stackMemo
 
 	// TimeFormats are the strftime formats by event id (Spec.Events[i].Format
 	// for EvTime events), used to print strftime() values.
@@ -488,133 +483,6 @@ func (p *Printer) timestampText(v Value) string {
 	}
 	t := p.Boot.Add(time.Duration(v.Aux)).In(p.loc())
 	return Strftime(format, t)
-}
-
-// stackText prints a kstack/ustack as bpftrace: a newline, then one line
-// per frame (indent spaces and sym+off in bpftrace mode; a tab, the hex
-// address, sym+off and, for user stacks, the module in perf mode; the hex
-// address in raw mode). Unreadable stacks print as nothing.
-func (p *Printer) stackText(v Value, indent int) string {
-	return strings.Join(p.stackLines(v, indent), "")
-}
-
-// stackLines is a stack's text as its lines (the first the leading "\n"),
-// made once per map printed; nil for an unreadable stack.
-func (p *Printer) stackLines(v Value, indent int) []string {
-	info := v.Type.Stack
-	id := v.Int()
-	if p.syms == nil || id < 0 {
-		return nil
-	}
-	if p.stackTexts == nil || info.Dwarf {
-		return p.makeStackLines(v, indent)
-	}
-	k := stackTextKey{info: info, id: id, pid: v.Aux, indent: indent}
-	t, ok := p.stackTexts[k]
-	if !ok {
-		t = p.makeStackLines(v, indent)
-		p.stackTexts[k] = t
-	}
-	return t
-}
-
-// compareLines orders two stacks' lines as their joined texts: every
-// line ends in its only newline, so no line is a proper prefix of
-// another and the first that differs decides.
-func compareLines(a, b []string) int {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		if c := strings.Compare(a[i], b[i]); c != 0 {
-			return c
-		}
-	}
-	return cmp.Compare(len(a), len(b))
-}
-
-// line returns l, or the equal string already made while this map prints.
-func (p *Printer) line(l string) string {
-	if p.lines == nil {
-		return l
-	}
-	if s, ok := p.lines[l]; ok {
-		return s
-	}
-	p.lines[l] = l
-	return l
-}
-
-// stackTextKey names a stack's text within one map's printing: the same
-// stack id (and, for a user stack, process) in the same form.
-type stackTextKey struct {
-	info   types.StackInfo
-	id     int64
-	pid    uint64
-	indent int
-}
-
-// makeStackLines is stackLines without the memo.
-func (p *Printer) makeStackLines(v Value, indent int) []string {
-	info := v.Type.Stack
-	id := v.Int()
-	var frames []Frame
-	var err error
-	if info.Dwarf {
-		ds, ok := p.syms.(DwarfStacker)
-		if !ok {
-			return nil
-		}
-		frames, err = ds.DwarfStack(int(v.Aux), v.Bytes)
-	} else {
-		frames, err = p.syms.Stack(info, id, int(v.Aux))
-	}
-	if err != nil {
-		return nil
-	}
-	if info.Limit > 0 && len(frames) > info.Limit {
-		frames = frames[:info.Limit]
-	}
-	out := make([]string, 1, len(frames)+1)
-	out[0] = "\n"
-	pad := strings.Repeat(" ", indent)
-	for _, f := range frames {
-		if f.Addr == 0 {
-			break
-		}
-		sym := UnknownAddr(f.Addr)
-		if f.Sym != "" {
-			sym = f.Sym + "+" + strconv.FormatUint(f.Offset, 10)
-		}
-		if f.Inlined {
-			// bpftrace 0.26: "[inlined] fn@file:line", in perf mode
-			// "addr fn (inlined)"; raw and build_id modes list addresses.
-			switch info.Mode {
-			case types.StackPerf:
-				out = append(out, p.line("\t"+strconv.FormatUint(f.Addr, 16)+" "+f.Sym+" (inlined)\n"))
-			case types.StackRaw, types.StackBuildID:
-			default:
-				out = append(out, p.line(pad+"[inlined] "+f.Sym+sourceSuffix(f)+"\n"))
-			}
-			continue
-		}
-		switch info.Mode {
-		case types.StackBuildID:
-			out = append(out, p.line(BuildIDFrame(int(v.Aux), f.Addr)+"\n"))
-		case types.StackPerf:
-			l := "\t" + strconv.FormatUint(f.Addr, 16) + " " + sym
-			if info.User {
-				mod := f.Module
-				if mod == "" {
-					mod = "[unknown]"
-				}
-				l += " (" + mod + ")"
-			}
-			out = append(out, p.line(l+"\n"))
-		case types.StackRaw:
-			out = append(out, p.line(strconv.FormatUint(f.Addr, 16)+"\n"))
-		default:
-			out = append(out, p.line(pad+sym+sourceSuffix(f)+"\n"))
-		}
-	}
-	return out
 }
 
 // sourceSuffix is "@file:line" for a frame whose source line is known.

@@ -129,7 +129,7 @@ func (p *Printer) tseriesRows(m MapData) ([]row, error) {
 		rows = append(rows, *r)
 	}
 	sort.Slice(rows, func(i, j int) bool { return bytes.Compare(rows[i].rawKey, rows[j].rawKey) < 0 })
-	p.sortByKey(rows)
+	p.sortByKey(rows, nil)
 	return rows, nil
 }
 

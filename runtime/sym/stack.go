@@ -57,6 +57,19 @@ func (s *Symbolizer) SetStackMaps(k, u *ebpf.Map) {
 // StackAddrs reads the raw addresses of stack id from the map of stacks
 // of kind info, innermost first, up to the first zero or info's limit.
 func (s *Symbolizer) StackAddrs(info types.StackInfo, id int64) ([]uint64, error) {
+	addrs, err := s.stackAddrs(info, id)
+	return slices.Clone(addrs), err
+}
+
+// KernelStackAddrs is StackAddrs without the copy (output.KernelStacker):
+// the caller must not change what it gets.
+func (s *Symbolizer) KernelStackAddrs(info types.StackInfo, id int64) ([]uint64, error) {
+	return s.stackAddrs(info, id)
+}
+
+// stackAddrs is StackAddrs; a content-keyed map's addresses are those
+// kept (keepFramesLocked), not a copy.
+func (s *Symbolizer) stackAddrs(info types.StackInfo, id int64) ([]uint64, error) {
 	name := info.MapName()
 	s.mu.Lock()
 	m := s.stacks[name]
@@ -111,13 +124,12 @@ func stackValue(b []byte) []uint64 {
 	return addrs
 }
 
-// limitFrames is addrs cut to info's frame limit (a copy: callers may
-// keep or change what they get).
+// limitFrames is addrs cut to info's frame limit.
 func limitFrames(addrs []uint64, info types.StackInfo) []uint64 {
 	if n := info.Frames(); len(addrs) > n {
-		addrs = addrs[:n]
+		addrs = addrs[:n:n]
 	}
-	return slices.Clone(addrs)
+	return addrs
 }
 
 // keepFramesLocked remembers the addresses of stack id of map name.
@@ -138,7 +150,7 @@ func (s *Symbolizer) keepFramesLocked(name string, id uint64, addrs []uint64) {
 // process pid. A negative id is the error of storing the stack: it is returned as
 // an error (the caller counts it with CountStackError once per event).
 func (s *Symbolizer) Stack(info types.StackInfo, id int64, pid int) ([]output.Frame, error) {
-	addrs, err := s.StackAddrs(info, id)
+	addrs, err := s.stackAddrs(info, id)
 	if err != nil {
 		return nil, err
 	}

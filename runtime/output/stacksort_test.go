@@ -127,10 +127,10 @@ func (g genKernelSyms) Stack(info types.StackInfo, id int64, pid int) ([]Frame, 
 // onlySyms hides genKernelSyms' KernelStacker methods: the generic path.
 type onlySyms struct{ g genKernelSyms }
 
-func (o onlySyms) KernelSym(addr uint64) string              { return o.g.KernelSym(addr) }
-func (o onlySyms) UserSym(pid int, addr uint64) string       { return o.g.UserSym(pid, addr) }
-func (o onlySyms) Username(uid uint64) string                { return o.g.Username(uid) }
-func (o onlySyms) CgroupPath(id uint64) string               { return o.g.CgroupPath(id) }
+func (o onlySyms) KernelSym(addr uint64) string        { return o.g.KernelSym(addr) }
+func (o onlySyms) UserSym(pid int, addr uint64) string { return o.g.UserSym(pid, addr) }
+func (o onlySyms) Username(uid uint64) string          { return o.g.Username(uid) }
+func (o onlySyms) CgroupPath(id uint64) string         { return o.g.CgroupPath(id) }
 func (o onlySyms) Stack(info types.StackInfo, id int64, pid int) ([]Frame, error) {
 	return o.g.Stack(info, id, pid)
 }

@@ -8,8 +8,8 @@ import (
 )
 
 // The event ring buffer is the costliest object a typical script creates
-// (creating the default 8 MiB ring and mapping its pages takes the kernel
-// 2-3 ms here, a fifth of gotrace's start-up), and nearly every script
+// (creating the default 4 MiB ring and mapping its pages takes the kernel
+// 1-2 ms here, a sixth of gotrace's start-up), and nearly every script
 // that runs has one. PrepareRing creates it, with its reader, in the
 // background while the script is parsed, checked and compiled, on another
 // CPU; LoadWith takes it when the compiled ring has that size and closes
@@ -65,7 +65,7 @@ func PrepareRing(pagesPerCPU int) {
 		if e.err != nil {
 			return
 		}
-		// Mapping the 8 MiB of pages (~0.4 ms) overlaps the programs'
+		// Mapping the 4 MiB of pages (~0.2 ms) overlaps the programs'
 		// load.
 		rd, err := newRingReader(e.m)
 		if err == nil {

@@ -627,13 +627,17 @@ const defaultRBPagesPerCPU = 64
 // for all CPUs, so it must hold what every CPU writes while the reader is
 // off the CPU: printf("%d\n", tid) on every getpid of two CPUs running
 // flat out (the benchmark's printf-loss curve, 1.2 M records of 24 bytes
-// a second, 29 MB/s) left up to 3.8 MB unread when the reader was
-// starved by other load (0.3 MB typically), which the old 1 MiB lost. 8
-// MiB holds about 350,000 such records, 0.29 s of that rate. It is kernel
-// memory, allocated when the map is created (about 2 ms of start-up
-// here) and charged to the tracer's memory cgroup; bpftrace 0.17's perf
-// buffers are 64 pages per CPU (512 KiB on 2 CPUs).
-const minRingBufBytes = 8 << 20
+// a second, 29 MB/s) left 0.3 MB unread typically and once up to 3.8 MB
+// when the reader was starved by other load, which the old 1 MiB lost.
+// 4 MiB holds about 175,000 such records, 0.15 s of that rate: with it
+// the printf-loss curve lost nothing up to flat out (3·10⁶ events at 1.5 M
+// a second) and the load benchmark nothing of 22.8·10⁶ events in 20 s
+// (1.14 M a second), 2026-12-02. It is kernel memory, allocated when the
+// map is created, a start-up cost that grows with it (8 MiB: the script
+// attached 2.3 ms later, 10.5 against 8.2 ms; 1 MiB 7.95), and charged to
+// the tracer's memory cgroup; BPFTRACE_PERF_RB_PAGES sets a larger ring.
+// bpftrace 0.17's perf buffers are 64 pages per CPU (512 KiB on 2 CPUs).
+const minRingBufBytes = 4 << 20
 
 // errNoLineInfo: the program was not yet loaded without line info.
 var errNoLineInfo = errors.New("not loaded without line info")

@@ -84,7 +84,7 @@ func newRingReader(m *ebpf.Map) (*ringReader, error) {
 	}
 	// The kernel maps the data pages twice in a row, so that a record
 	// wrapping around the end reads as one slice; the second copy would
-	// count again in the tracer's resident set (16 MiB for the 8 MiB
+	// count again in the tracer's resident set (8 MiB for the 4 MiB
 	// default) while saving a copy only for the rare record that wraps.
 	// One copy is mapped; a wrapping record is copied out (wrapBuf).
 	data, err := unix.Mmap(fd, int64(page), page+int(size), unix.PROT_READ, unix.MAP_SHARED)

@@ -89,15 +89,15 @@ func (c *recordChecker) handle(rec []byte) (bool, error) {
 	return false, nil
 }
 
-// TestRingBurstDelivered: a burst of 120,000 records (5.8 MB with headers,
+// TestRingBurstDelivered: a burst of 60,000 records (2.9 MB with headers,
 // more than the 1 MiB ring the default was) written while nothing reads
 // fits the default ring and comes out complete and in order, in one batch
 // read, none counted lost. Then three such bursts with the reader running
-// alongside, waiting in the poller between batches: the ring wraps (17 MB
-// through 8 MiB), records that wrap around its end included.
+// alongside, waiting in the poller between batches: the ring wraps (8.7 MB
+// through 4 MiB), records that wrap around its end included.
 func TestRingBurstDelivered(t *testing.T) {
 	requireBPF(t)
-	const perRun, runs = 3000, 40
+	const perRun, runs = 3000, 20
 	l, err := Load(burstSpec(perRun))
 	if err != nil {
 		t.Fatal(err)

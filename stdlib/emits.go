@@ -6,7 +6,7 @@ import "slices"
 // will write to the event ring buffer: whether it calls (a name followed by
 // "(") a builtin whose row names bpf_ringbuf_output. The command uses it to
 // start making the ring before the script is even parsed (creating the
-// default 8 MiB ring takes the kernel 2-3 ms, longer than parsing, checking
+// default 4 MiB ring takes the kernel 1-2 ms, longer than parsing, checking
 // and compiling a typical script), so it only needs to be cheap and to miss
 // rarely: strings and comments are not skipped (a false guess costs a ring
 // made and closed in the background), and a miss (delete() of a key-less

@@ -140,7 +140,7 @@ ENVIRONMENT (each as BPFTRACE_NAME or GOTRACE_NAME; bpftrace 0.17's names also a
     BPFTRACE_MAX_MAP_KEYS      [default: 4096] max keys in a map (0.17: BPFTRACE_MAP_KEYS_MAX)
     BPFTRACE_MAX_PROBES        [default: 512] max number of probes
     BPFTRACE_MAX_CAT_BYTES     [default: 10240] bytes cat() prints (0.17: BPFTRACE_CAT_BYTES_MAX)
-    BPFTRACE_PERF_RB_PAGES     [default: 64] pages per CPU for the event ring buffer (one ring for all CPUs, at least 8 MiB unless set)
+    BPFTRACE_PERF_RB_PAGES     [default: 64] pages per CPU for the event ring buffer (one ring for all CPUs, at least 4 MiB unless set)
     BPFTRACE_NO_CPP_DEMANGLE   [default: 0] disable C++ symbol demangling
     GOTRACE_STACK_MAP_ENTRIES  [default: 4096] stacks each stack map holds
     GOTRACE_SYSCALL_TRACEPOINTS [default: auto] raw|perf: how syscalls:* tracepoints attach

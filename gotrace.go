@@ -32,6 +32,11 @@ type Options struct {
 	// OnRingBuf, when set, is called as compiling first needs the event
 	// ring buffer (compiler.Options.OnRingBuf).
 	OnRingBuf func()
+	// OnProbes, when set, is called with the script's attach points once
+	// it has parsed (and -P's filter applied), before it is checked and
+	// compiled: the command opens their tracepoints meanwhile
+	// (runtime.PrepareTracepoints).
+	OnProbes func([]*lang.AttachPoint)
 
 	Params      []string // positional parameters $1..$N
 	StrLen      int      // 0: 64
@@ -129,6 +134,13 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 	}
 	if err := probeLimit(prog, opts.MaxProbes); err != nil {
 		return out, err
+	}
+	if opts.OnProbes != nil {
+		var aps []*lang.AttachPoint
+		for _, p := range prog.Probes {
+			aps = append(aps, p.Attach...)
+		}
+		opts.OnProbes(aps)
 	}
 	if opts.DumpAST {
 		out.AST = lang.Dump(prog)

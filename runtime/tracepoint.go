@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -69,21 +70,12 @@ func (tracepointProvider) Attach(prog *ebpf.Program, probes []*Probe, env *Env) 
 // be handed off (detach.go). Kernels without perf links (before 5.15) go
 // through cilium's ioctl fallback.
 func attachTracepoint(prog *ebpf.Program, p *Probe) (io.Closer, error) {
-	id, err := tracepointID(p.Target, p.Func)
-	if err != nil {
-		return nil, err
-	}
-	attr := unix.PerfEventAttr{
-		Type:        unix.PERF_TYPE_TRACEPOINT,
-		Config:      id,
-		Size:        uint32(unsafeSizeofPerfAttr),
-		Sample_type: unix.PERF_SAMPLE_RAW,
-		Sample:      1,
-		Wakeup:      1,
-	}
-	fd, err := unix.PerfEventOpen(&attr, -1, 0, -1, unix.PERF_FLAG_FD_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("perf_event_open: %w", err)
+	fd, ok := takeEarlyTracepoint(p.Target, p.Func)
+	if !ok {
+		var err error
+		if fd, err = openTracepoint(p.Target, p.Func, false); err != nil {
+			return nil, err
+		}
 	}
 	if p.Cookie != 0 {
 		// cilium's raw links take no cookie (and a zero cookie is the
@@ -111,6 +103,145 @@ func attachTracepoint(prog *ebpf.Program, p *Probe) (io.Closer, error) {
 	}
 	unix.CloseOnExec(lfd)
 	return &fdCloser{fds: []int{lfd, fd}}, nil
+}
+
+// openTracepoint opens tracepoint cat:name's perf event, disabled when
+// asked (a pre-opened one, enabled when a probe takes it).
+func openTracepoint(cat, name string, disabled bool) (int, error) {
+	id, err := tracepointID(cat, name)
+	if err != nil {
+		return -1, err
+	}
+	attr := unix.PerfEventAttr{
+		Type:        unix.PERF_TYPE_TRACEPOINT,
+		Config:      id,
+		Size:        uint32(unsafeSizeofPerfAttr),
+		Sample_type: unix.PERF_SAMPLE_RAW,
+		Sample:      1,
+		Wakeup:      1,
+	}
+	if disabled {
+		attr.Bits |= unix.PerfBitDisabled
+	}
+	fd, err := unix.PerfEventOpen(&attr, -1, 0, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("perf_event_open: %w", err)
+	}
+	return fd, nil
+}
+
+// Tracepoint events opened ahead (issue 20). Opening a tracepoint's perf
+// event is most of attaching it: the kernel registers its probe on the
+// tracepoint then, patching its call sites (1 ms or more here, of a 7 ms
+// start-up). PrepareTracepoints opens them on another goroutine while the
+// script checks, compiles and loads; attachTracepoint takes one instead of
+// opening its own. Until taken they are disabled, with no program: the
+// kernel records nothing for them. What no probe took is closed after
+// the attach (discardEarlyTracepoints), and by the process's exit.
+
+// earlyTracepoint is one tracepoint event being opened ahead.
+type earlyTracepoint struct {
+	done chan struct{} // closed once fd or err is set
+	fd   int
+	err  error
+}
+
+var (
+	earlyTPMu sync.Mutex
+	earlyTPs  map[string][]*earlyTracepoint // by "CAT:NAME"
+)
+
+// maxEarlyTracepoints bounds the events opened ahead: past a few, a
+// wildcard-like list of probes attaches as before.
+const maxEarlyTracepoints = 16
+
+// PrepareTracepoints starts opening, on another goroutine, the perf
+// events of the tracepoint attach points named without wildcards or
+// parameters (one per distinct tracepoint, at most maxEarlyTracepoints),
+// for attaching them to take. It returns at once; a failure (no such
+// tracepoint, not root) is left for the attach to meet and report.
+func PrepareTracepoints(aps []*lang.AttachPoint) {
+	var todo []*earlyTracepoint
+	var names [][2]string
+	earlyTPMu.Lock()
+	if earlyTPs == nil {
+		earlyTPs = map[string][]*earlyTracepoint{}
+	}
+	for _, ap := range aps {
+		if len(todo) == maxEarlyTracepoints {
+			break
+		}
+		if ap.Provider != lang.ProbeTracepoint || !plainTracepointPart(ap.Target) || !plainTracepointPart(ap.Func) {
+			continue
+		}
+		k := ap.Target + ":" + ap.Func
+		if len(earlyTPs[k]) > 0 {
+			continue
+		}
+		e := &earlyTracepoint{done: make(chan struct{}), fd: -1}
+		earlyTPs[k] = []*earlyTracepoint{e}
+		todo = append(todo, e)
+		names = append(names, [2]string{ap.Target, ap.Func})
+	}
+	earlyTPMu.Unlock()
+	if len(todo) == 0 {
+		return
+	}
+	go func() {
+		for i, e := range todo {
+			e.fd, e.err = openTracepoint(names[i][0], names[i][1], true)
+			close(e.done)
+		}
+	}()
+}
+
+// plainTracepointPart reports whether s names a tracefs directory as it
+// is: no wildcard, no positional parameter, no path separator.
+func plainTracepointPart(s string) bool {
+	return s != "" && !strings.ContainsAny(s, "*?[]{}$/") && s != "." && s != ".."
+}
+
+// takeEarlyTracepoint returns, enabled, the event PrepareTracepoints
+// opened for cat:name, waiting for its opening; false if there is none
+// (or it failed: the caller opens its own and reports that failure).
+func takeEarlyTracepoint(cat, name string) (int, bool) {
+	k := cat + ":" + name
+	earlyTPMu.Lock()
+	list := earlyTPs[k]
+	if len(list) == 0 {
+		earlyTPMu.Unlock()
+		return -1, false
+	}
+	e := list[0]
+	earlyTPs[k] = list[1:]
+	earlyTPMu.Unlock()
+	<-e.done
+	if e.err != nil {
+		return -1, false
+	}
+	if err := unix.IoctlSetInt(e.fd, unix.PERF_EVENT_IOC_ENABLE, 0); err != nil {
+		unix.Close(e.fd)
+		return -1, false
+	}
+	return e.fd, true
+}
+
+// discardEarlyTracepoints closes the events opened ahead that no probe
+// took (a probe not attached after all: a failure before the attach, a
+// syscall tracepoint attached raw).
+func discardEarlyTracepoints() {
+	earlyTPMu.Lock()
+	all := earlyTPs
+	earlyTPs = nil
+	earlyTPMu.Unlock()
+	for _, list := range all {
+		for _, e := range list {
+			<-e.done
+			if e.err == nil {
+				unix.Close(e.fd)
+			}
+		}
+	}
 }
 
 // tracepointID reads events/CAT/NAME/id from tracefs.

@@ -175,6 +175,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			onRing()
 		}
 	}
+	var onProbes func([]*lang.AttachPoint)
+	if c.debug == 0 && !c.explain && !c.dryRun && c.mode == "" && set.syscallTracepoints != "raw" {
+		// The tracepoints' perf events are opened on another CPU while
+		// the script checks, compiles and loads: the kernel's work of
+		// attaching them, most of it, is done by the time they attach.
+		onProbes = runtime.PrepareTracepoints
+	}
 	runtime.TimingMark("args")
 	var mark func(string)
 	if hasEnv("GOTRACE_TIMING") {
@@ -183,6 +190,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	compiled, err := gotrace.Compile(src, gotrace.Options{
 		Mark:        mark,
 		OnRingBuf:   onRing,
+		OnProbes:    onProbes,
 		Params:      c.params,
 		StrLen:      set.strLen,
 		Unsafe:      c.unsafe,

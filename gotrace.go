@@ -35,7 +35,8 @@ type Options struct {
 	// OnProbes, when set, is called with the script's attach points once
 	// it has parsed (and -P's filter applied), before it is checked and
 	// compiled: the command opens their tracepoints meanwhile
-	// (runtime.PrepareTracepoints).
+	// (runtime.PrepareTracepoints; runtime.DiscardTracepoints closes
+	// them if the script then fails to compile).
 	OnProbes func([]*lang.AttachPoint)
 
 	Params      []string // positional parameters $1..$N

@@ -474,7 +474,7 @@ func (l *Loaded) Attach(pl *plan, env *Env) error {
 		}
 		att.closers = append(att.closers, cl...)
 	}
-	discardEarlyTracepoints() // what no probe took
+	DiscardTracepoints() // what no probe took
 	if len(ae.Failed) > 0 {
 		ae.DetachErr = att.detach()
 		return ae

@@ -94,7 +94,7 @@ func newSession(spec *compiler.Spec, opts Options) (*session, error) {
 func (s *session) run(ctx context.Context) (err error) {
 	timing.mark("before-run")
 	defer func() {
-		discardEarlyTracepoints() // a failure before the attach took them
+		DiscardTracepoints() // a failure before the attach took them
 		if uerr := s.unwind(); uerr != nil && err == nil {
 			err = uerr
 		}

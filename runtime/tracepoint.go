@@ -137,7 +137,7 @@ func openTracepoint(cat, name string, disabled bool) (int, error) {
 // script checks, compiles and loads; attachTracepoint takes one instead of
 // opening its own. Until taken they are disabled, with no program: the
 // kernel records nothing for them. What no probe took is closed after
-// the attach (discardEarlyTracepoints), and by the process's exit.
+// the attach (DiscardTracepoints), and by the process's exit.
 
 // earlyTracepoint is one tracepoint event being opened ahead.
 type earlyTracepoint struct {
@@ -226,10 +226,11 @@ func takeEarlyTracepoint(cat, name string) (int, bool) {
 	return e.fd, true
 }
 
-// discardEarlyTracepoints closes the events opened ahead that no probe
-// took (a probe not attached after all: a failure before the attach, a
-// syscall tracepoint attached raw).
-func discardEarlyTracepoints() {
+// DiscardTracepoints closes the events PrepareTracepoints opened that no
+// probe took: Attach calls it when done and a run on its way out (a
+// failure before the attach, a syscall tracepoint attached raw); a caller
+// whose script then fails to compile calls it itself.
+func DiscardTracepoints() {
 	earlyTPMu.Lock()
 	all := earlyTPs
 	earlyTPs = nil

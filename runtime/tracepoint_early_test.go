@@ -84,7 +84,7 @@ func TestEarlyTracepointTaken(t *testing.T) {
 }
 
 // TestEarlyTracepointDiscarded: events opened ahead for a script that
-// never attaches (it failed first) are closed by discardEarlyTracepoints,
+// never attaches (it failed first) are closed by DiscardTracepoints,
 // and a failed opening (no such tracepoint) leaves the attach to report it.
 func TestEarlyTracepointDiscarded(t *testing.T) {
 	requireBPF(t)
@@ -93,7 +93,7 @@ func TestEarlyTracepointDiscarded(t *testing.T) {
 	if _, ok := takeEarlyTracepoint("syscalls", "no_such_tracepoint_gotrace"); ok {
 		t.Errorf("a tracepoint that does not exist was opened ahead")
 	}
-	discardEarlyTracepoints()
+	DiscardTracepoints()
 	checkNoLeaks(t, before)
 	if _, ok := takeEarlyTracepoint("syscalls", "sys_enter_getpid"); ok {
 		t.Errorf("an event was taken after the discard")

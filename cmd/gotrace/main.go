@@ -219,6 +219,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		dump(stdout, c, compiled)
 	}
 	if err != nil {
+		runtime.DiscardTracepoints() // opened for a script that does not run
 		printError(stderr, err)
 		return 1
 	}

@@ -223,6 +223,19 @@ func checkNoLeaks(t *testing.T, before map[string]int) {
 	}
 }
 
+// countOf is the value of getpidSpec's count map, which must hold one key.
+func countOf(t *testing.T, l *Loaded) uint64 {
+	t.Helper()
+	md, err := l.ReadMap(l.UserMaps()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(md.Entries) != 1 {
+		t.Fatalf("entries = %d, want 1", len(md.Entries))
+	}
+	return binary.LittleEndian.Uint64(md.Entries[0].Value)
+}
+
 func TestTracepointCount(t *testing.T) {
 	requireBPF(t)
 	before := bpfFDs(t)
@@ -248,14 +261,7 @@ func TestTracepointCount(t *testing.T) {
 	if err := l.Detach(); err != nil {
 		t.Fatal(err)
 	}
-	md, err := l.ReadMap(l.UserMaps()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(md.Entries) != 1 {
-		t.Fatalf("entries = %d, want 1", len(md.Entries))
-	}
-	if got := binary.LittleEndian.Uint64(md.Entries[0].Value); got != n {
+	if got := countOf(t, l); got != n {
 		t.Errorf("count = %d, want %d", got, n)
 	}
 	// zero keeps the key; clear keeps a key-less aggregation at zero.
@@ -263,7 +269,7 @@ func TestTracepointCount(t *testing.T) {
 	if err := l.ZeroMap(ms); err != nil {
 		t.Fatal(err)
 	}
-	md, _ = l.ReadMap(ms)
+	md, _ := l.ReadMap(ms)
 	if len(md.Entries) != 1 || binary.LittleEndian.Uint64(md.Entries[0].Value) != 0 {
 		t.Errorf("after zero: %+v", md.Entries)
 	}

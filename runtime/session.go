@@ -707,7 +707,6 @@ func (s *session) dispatchLocked(rec []byte) (exit bool, err error) {
 	return false, s.opts.Printer.Event(ev, payload)
 }
 
-// finish prints every user map (sorted by name) and the loss counters.
 // onSIGUSR1 catches SIGUSR1 until stop is closed: bpftrace 0.17 prints
 // every map each time it arrives; in 0.26 it runs the self:signal:SIGUSR1
 // probes (in script order), and neither prints the maps nor ends tracing.
@@ -766,6 +765,7 @@ func (s *session) userMaps() ([]*MapData, error) {
 	return maps, nil
 }
 
+// finish prints every user map (sorted by name) and the loss counters.
 func (s *session) finish() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -141,14 +141,15 @@ func openTracepoint(cat, name string, disabled bool) (int, error) {
 
 // earlyTracepoint is one tracepoint event being opened ahead.
 type earlyTracepoint struct {
-	done chan struct{} // closed once fd or err is set
-	fd   int
-	err  error
+	cat, name string
+	done      chan struct{} // closed once fd or err is set
+	fd        int
+	err       error
 }
 
 var (
 	earlyTPMu sync.Mutex
-	earlyTPs  map[string][]*earlyTracepoint // by "CAT:NAME"
+	earlyTPs  map[string]*earlyTracepoint // by "CAT:NAME"
 )
 
 // maxEarlyTracepoints bounds the events opened ahead: past a few, a
@@ -162,10 +163,9 @@ const maxEarlyTracepoints = 16
 // tracepoint, not root) is left for the attach to meet and report.
 func PrepareTracepoints(aps []*lang.AttachPoint) {
 	var todo []*earlyTracepoint
-	var names [][2]string
 	earlyTPMu.Lock()
 	if earlyTPs == nil {
-		earlyTPs = map[string][]*earlyTracepoint{}
+		earlyTPs = map[string]*earlyTracepoint{}
 	}
 	for _, ap := range aps {
 		if len(todo) == maxEarlyTracepoints {
@@ -175,21 +175,20 @@ func PrepareTracepoints(aps []*lang.AttachPoint) {
 			continue
 		}
 		k := ap.Target + ":" + ap.Func
-		if len(earlyTPs[k]) > 0 {
+		if earlyTPs[k] != nil {
 			continue
 		}
-		e := &earlyTracepoint{done: make(chan struct{}), fd: -1}
-		earlyTPs[k] = []*earlyTracepoint{e}
+		e := &earlyTracepoint{cat: ap.Target, name: ap.Func, done: make(chan struct{}), fd: -1}
+		earlyTPs[k] = e
 		todo = append(todo, e)
-		names = append(names, [2]string{ap.Target, ap.Func})
 	}
 	earlyTPMu.Unlock()
 	if len(todo) == 0 {
 		return
 	}
 	go func() {
-		for i, e := range todo {
-			e.fd, e.err = openTracepoint(names[i][0], names[i][1], true)
+		for _, e := range todo {
+			e.fd, e.err = openTracepoint(e.cat, e.name, true)
 			close(e.done)
 		}
 	}()
@@ -203,18 +202,17 @@ func plainTracepointPart(s string) bool {
 
 // takeEarlyTracepoint returns, enabled, the event PrepareTracepoints
 // opened for cat:name, waiting for its opening; false if there is none
-// (or it failed: the caller opens its own and reports that failure).
+// (or it failed: the caller opens its own and reports that failure). A
+// second probe on the same tracepoint opens its own.
 func takeEarlyTracepoint(cat, name string) (int, bool) {
 	k := cat + ":" + name
 	earlyTPMu.Lock()
-	list := earlyTPs[k]
-	if len(list) == 0 {
-		earlyTPMu.Unlock()
+	e := earlyTPs[k]
+	delete(earlyTPs, k)
+	earlyTPMu.Unlock()
+	if e == nil {
 		return -1, false
 	}
-	e := list[0]
-	earlyTPs[k] = list[1:]
-	earlyTPMu.Unlock()
 	<-e.done
 	if e.err != nil {
 		return -1, false
@@ -235,12 +233,10 @@ func DiscardTracepoints() {
 	all := earlyTPs
 	earlyTPs = nil
 	earlyTPMu.Unlock()
-	for _, list := range all {
-		for _, e := range list {
-			<-e.done
-			if e.err == nil {
-				unix.Close(e.fd)
-			}
+	for _, e := range all {
+		<-e.done
+		if e.err == nil {
+			unix.Close(e.fd)
 		}
 	}
 }

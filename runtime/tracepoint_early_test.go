@@ -1,8 +1,11 @@
 package runtime
 
 import (
-	"encoding/binary"
+	"fmt"
+	"os"
 	goruntime "runtime"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -39,22 +42,34 @@ func TestEarlyTracepointTaken(t *testing.T) {
 	})
 	earlyTPMu.Lock()
 	n := len(earlyTPs)
-	for _, list := range earlyTPs {
-		for _, e := range list {
-			<-e.done // opened (the count of perf events below)
-		}
+	for _, e := range earlyTPs {
+		<-e.done // opened (the fds below)
 	}
+	getpidEv, getppidEv := earlyTPs["syscalls:sys_enter_getpid"], earlyTPs["syscalls:sys_enter_getppid"]
 	earlyTPMu.Unlock()
-	if n != 2 {
-		t.Fatalf("%d tracepoints opened ahead, want 2 (sys_enter_getpid, sys_enter_getppid)", n)
+	if n != 2 || getpidEv == nil || getppidEv == nil || getpidEv.err != nil || getppidEv.err != nil {
+		t.Fatalf("%d tracepoints opened ahead, want 2 (sys_enter_getpid, sys_enter_getppid), both opened", n)
 	}
 	getpids(100) // before the attach: not counted
 	opened := bpfFDs(t)["perf_event"]
 	if err := l.Attach(pl, nil); err != nil {
 		t.Fatal(err)
 	}
+	// The probe holds the very event opened ahead, and no other.
+	var held []int
+	for _, c := range l.att.closers {
+		if fc, ok := c.(*fdCloser); ok {
+			held = append(held, fc.fds...)
+		}
+	}
+	if !slices.Contains(held, getpidEv.fd) {
+		t.Errorf("the probe holds fds %v, not the sys_enter_getpid event opened ahead (fd %d)", held, getpidEv.fd)
+	}
 	if got := bpfFDs(t)["perf_event"]; got != opened-1 {
 		t.Errorf("%d perf events after the attach, %d before it: want the one opened ahead taken and the other closed, none opened", got, opened)
+	}
+	if l, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", getppidEv.fd)); err == nil && strings.Contains(l, "perf_event") {
+		t.Errorf("the sys_enter_getppid event no probe took is still open (fd %d)", getppidEv.fd)
 	}
 	earlyTPMu.Lock()
 	n = len(earlyTPs)
@@ -67,14 +82,7 @@ func TestEarlyTracepointTaken(t *testing.T) {
 	if err := l.Detach(); err != nil {
 		t.Fatal(err)
 	}
-	md, err := l.ReadMap(l.UserMaps()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(md.Entries) != 1 {
-		t.Fatalf("entries = %d, want 1", len(md.Entries))
-	}
-	if got := binary.LittleEndian.Uint64(md.Entries[0].Value); got != calls {
+	if got := countOf(t, l); got != calls {
 		t.Errorf("count = %d, want %d", got, calls)
 	}
 	if err := l.Close(); err != nil {

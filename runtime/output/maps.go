@@ -263,10 +263,8 @@ func (p *Printer) addKey(w *chunkWriter, info *lang.MapInfo, parts []Value) {
 		if i > 0 {
 			w.add(", ")
 		}
-		if m := p.stacks; m != nil && v.Kind() == types.Stack && !v.Type.Stack.Dwarf {
-			for _, id := range p.stackLines(v, 4) {
-				w.add(m.text[id])
-			}
+		if v.Kind() == types.Stack {
+			p.emitStack(v, 4, w.add)
 			continue
 		}
 		w.add(p.keyPartText(v))
@@ -274,6 +272,9 @@ func (p *Printer) addKey(w *chunkWriter, info *lang.MapInfo, parts []Value) {
 	w.add("]")
 }
 
+// keyPartText is a key part's text: records (also inside arrays) print
+// compactly in keys, {.m=2,.n=3}, as bpftrace 0.17 does (0.26 prints
+// them as values, { .m = 2, .n = 3 }).
 func (p *Printer) keyPartText(v Value) string {
 	switch v.Kind() {
 	case types.Record:
@@ -583,7 +584,6 @@ func (p *Printer) sortByKey(rows []row, first func(a, b *row) int) {
 	// A stack part compares by its lines (stackLines), shared between
 	// stacks, rather than by its joined text: the same order, without
 	// holding every stack's text at once.
-	byLines := func(v *Value) bool { return v.Kind() == types.Stack && !v.Type.Stack.Dwarf }
 	if p.stacks == nil {
 		p.stacks = newStackMemo()
 		defer func() { p.stacks = nil }()
@@ -595,7 +595,7 @@ func (p *Printer) sortByKey(rows []row, first func(a, b *row) int) {
 			v := &rows[i].key[k]
 			switch {
 			case byValue(v):
-			case byLines(v):
+			case heldAsLines(v):
 				if lines == nil {
 					lines = make([][]lineID, len(rows)*parts)
 				}
@@ -623,7 +623,7 @@ func (p *Printer) sortByKey(rows []row, first func(a, b *row) int) {
 			c, ok := compareValues(&a[k], &b[k])
 			if !ok {
 				// Part k has one type in every row of the map.
-				if byLines(&a[k]) {
+				if heldAsLines(&a[k]) {
 					c = compareLines(lines[i*parts+k], lines[j*parts+k], rank)
 				} else {
 					c = strings.Compare(texts[i*parts+k], texts[j*parts+k])

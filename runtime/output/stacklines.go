@@ -100,19 +100,31 @@ type frameForm struct {
 // in bpftrace mode.
 func (p *Printer) stackText(v Value, indent int) string {
 	var b strings.Builder
-	if m := p.stacks; m != nil && !v.Type.Stack.Dwarf {
-		for _, id := range p.stackLines(v, indent) {
-			b.WriteString(m.text[id])
-		}
-		return b.String()
-	}
-	p.eachStackLine(v, indent, func(l string) { b.WriteString(l) })
+	p.emitStack(v, indent, func(l string) { b.WriteString(l) })
 	return b.String()
 }
 
+// emitStack calls emit with each line of stack value v's text: the lines
+// held for the map being printed (stackLines) when there is one, else
+// made now.
+func (p *Printer) emitStack(v Value, indent int, emit func(string)) {
+	if m := p.stacks; m != nil && heldAsLines(&v) {
+		for _, id := range p.stackLines(v, indent) {
+			emit(m.text[id])
+		}
+		return
+	}
+	p.eachStackLine(v, indent, emit)
+}
+
+// heldAsLines reports whether v is a stack whose lines a map's printing
+// holds (stackLines): every stack but a dw_ustack, which carries its own
+// registers and stack copy rather than an id.
+func heldAsLines(v *Value) bool { return v.Kind() == types.Stack && !v.Type.Stack.Dwarf }
+
 // stackLines is a stack's text as its lines (the first the leading "\n"),
-// made once per map printed (p.stacks is not nil); nil for an unreadable
-// stack.
+// made once per map printed (p.stacks is not nil, heldAsLines(v)); nil
+// for an unreadable stack.
 func (p *Printer) stackLines(v Value, indent int) []lineID {
 	m := p.stacks
 	info := v.Type.Stack
@@ -121,7 +133,7 @@ func (p *Printer) stackLines(v Value, indent int) []lineID {
 		return ids
 	}
 	var ids []lineID
-	if ks, ok := p.syms.(KernelStacker); ok && !info.User && !info.Dwarf && info.Mode != types.StackBuildID && k.id >= 0 {
+	if ks, ok := p.syms.(KernelStacker); ok && !info.User && info.Mode != types.StackBuildID && k.id >= 0 {
 		ids = p.kernelStackLines(ks, m, v, indent)
 	} else {
 		p.eachStackLine(v, indent, func(l string) { ids = append(ids, m.id(l)) })
@@ -143,7 +155,7 @@ func (p *Printer) kernelStackLines(ks KernelStacker, m *stackMemo, v Value, inde
 	}
 	ids := make([]lineID, 1, len(addrs)+1)
 	ids[0] = m.id("\n")
-	pad := ""
+	pad := strings.Repeat(" ", indent)
 	form := frameForm{mode: info.Mode, indent: indent}
 	byAddr := m.byFrame[form]
 	if byAddr == nil {
@@ -156,9 +168,6 @@ func (p *Printer) kernelStackLines(ks KernelStacker, m *stackMemo, v Value, inde
 		}
 		id, ok := byAddr[a]
 		if !ok {
-			if pad == "" {
-				pad = strings.Repeat(" ", indent)
-			}
 			id = m.id(p.frameLine(info, pad, ks.KernelFrame(a), 0))
 			byAddr[a] = id
 		}

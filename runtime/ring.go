@@ -45,6 +45,14 @@ type ringReader struct {
 	raw  syscall.RawConn
 	poll bool // the poller took the descriptor (else: timed polling)
 
+	// The pages are mapped at the first read (mapPages, under mu), not
+	// when the reader is made: mapping the 4 MiB ring costs the kernel
+	// ~0.3 ms, which then falls on the reader's goroutine once the script
+	// is loaded, not on the start-up's busiest stretch; the records that
+	// come before are kept in the ring. mapErr is the mapping's failure.
+	mapped bool
+	mapErr error
+
 	consPage, dataPages []byte
 	consPos, prodPos    *atomic.Uint64
 	data                []byte // the data pages
@@ -76,44 +84,21 @@ func newRingReader(m *ebpf.Map) (*ringReader, error) {
 	if size == 0 || size&(size-1) != 0 {
 		return nil, fmt.Errorf("ring buffer size %d is not a power of two", size)
 	}
-	page := os.Getpagesize()
-	fd := m.FD()
-	cons, err := unix.Mmap(fd, 0, page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
-		return nil, fmt.Errorf("mmap consumer page: %w", err)
-	}
-	// The kernel maps the data pages twice in a row, so that a record
-	// wrapping around the end reads as one slice; the second copy would
-	// count again in the tracer's resident set (8 MiB for the 4 MiB
-	// default) while saving a copy only for the rare record that wraps.
-	// One copy is mapped; a wrapping record is copied out (wrapBuf).
-	data, err := unix.Mmap(fd, int64(page), page+int(size), unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		unix.Munmap(cons)
-		return nil, fmt.Errorf("mmap data pages: %w", err)
-	}
-	r := &ringReader{
-		consPage: cons, dataPages: data,
-		consPos: (*atomic.Uint64)(unsafe.Pointer(&cons[0])),
-		prodPos: (*atomic.Uint64)(unsafe.Pointer(&data[0])),
-		data:    data[page:],
-		mask:    size - 1, size: size,
-		storeEvery: max(size/16, uint64(page)),
-	}
-	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	r := &ringReader{mask: size - 1, size: size, storeEvery: max(size/16, uint64(os.Getpagesize()))}
+	// The reader's own descriptor of the map: the pages are mapped from
+	// it, and the poller waits on it.
+	dup, err := unix.FcntlInt(uintptr(m.FD()), unix.F_DUPFD_CLOEXEC, 0)
 	if err == nil {
 		if err = unix.SetNonblock(dup, true); err != nil {
 			unix.Close(dup)
 		}
 	}
 	if err != nil {
-		r.unmap()
 		return nil, fmt.Errorf("ring buffer descriptor: %w", err)
 	}
 	r.file = os.NewFile(uintptr(dup), "ringbuf")
 	if r.raw, err = r.file.SyscallConn(); err != nil {
 		r.file.Close()
-		r.unmap()
 		return nil, fmt.Errorf("ring buffer descriptor: %w", err)
 	}
 	// SetReadDeadline works only for a descriptor the poller took.
@@ -121,13 +106,57 @@ func newRingReader(m *ebpf.Map) (*ringReader, error) {
 	return r, nil
 }
 
+// mapPages maps the consumer page and the data pages, once; callers hold
+// r.mu.
+func (r *ringReader) mapPages() error {
+	if r.mapped {
+		return r.mapErr
+	}
+	if r.closed.Load() {
+		return errRingClosed
+	}
+	r.mapped = true
+	page := os.Getpagesize()
+	var fd int
+	err := r.raw.Control(func(d uintptr) { fd = int(d) })
+	if err != nil {
+		r.mapErr = fmt.Errorf("ring buffer descriptor: %w", err)
+		return r.mapErr
+	}
+	cons, err := unix.Mmap(fd, 0, page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		r.mapErr = fmt.Errorf("mmap consumer page: %w", err)
+		return r.mapErr
+	}
+	// The kernel maps the data pages twice in a row, so that a record
+	// wrapping around the end reads as one slice; the second copy would
+	// count again in the tracer's resident set (8 MiB for the 4 MiB
+	// default) while saving a copy only for the rare record that wraps.
+	// One copy is mapped; a wrapping record is copied out (wrapBuf).
+	data, err := unix.Mmap(fd, int64(page), page+int(r.size), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		unix.Munmap(cons)
+		r.mapErr = fmt.Errorf("mmap data pages: %w", err)
+		return r.mapErr
+	}
+	r.consPage, r.dataPages = cons, data
+	r.consPos = (*atomic.Uint64)(unsafe.Pointer(&cons[0]))
+	r.prodPos = (*atomic.Uint64)(unsafe.Pointer(&data[0]))
+	r.data = data[page:]
+	return nil
+}
+
 func (r *ringReader) unmap() {
+	if r.consPage == nil {
+		return // never mapped
+	}
 	unix.Munmap(r.dataPages)
 	unix.Munmap(r.consPage)
 	r.consPage, r.dataPages, r.data = nil, nil, nil
 }
 
-// empty reports whether every committed record was read.
+// empty reports whether every committed record was read; only once the
+// pages are mapped (after a consume or wait).
 func (r *ringReader) empty() bool {
 	return r.prodPos.Load() == r.consPos.Load()
 }
@@ -142,6 +171,9 @@ func (r *ringReader) consume(handle func([]byte) (bool, error), limit int) (n in
 	defer r.mu.Unlock()
 	if r.closed.Load() {
 		return 0, false, false, errRingClosed
+	}
+	if err := r.mapPages(); err != nil {
+		return 0, false, false, err
 	}
 	cons := r.consPos.Load()
 	stored := cons
@@ -214,6 +246,12 @@ func (r *ringReader) consume(handle func([]byte) (bool, error), limit int) (n in
 // position (the ring was empty), so a record already there when wait
 // starts is seen by the check before blocking.
 func (r *ringReader) wait() error {
+	r.mu.Lock()
+	err := r.mapPages()
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	for {
 		if r.closed.Load() {
 			return errRingClosed

@@ -297,3 +297,47 @@ attached:
 		t.Fatal(err)
 	}
 }
+
+// TestRingMappedAtFirstRead: making a reader maps nothing (the pages are
+// mapped by its first read, off the start-up's busiest stretch); records
+// written before that read are all there; a reader closed unread closes.
+func TestRingMappedAtFirstRead(t *testing.T) {
+	requireBPF(t)
+	l, err := Load(burstSpec(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	unread, err := newRingReader(l.Maps[RingBufMap])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unread.mapped || unread.data != nil {
+		t.Fatal("newRingReader mapped the pages")
+	}
+	if err := unread.Close(); err != nil {
+		t.Fatalf("Close of an unread reader: %v", err)
+	}
+	if _, _, _, err := unread.consume(func([]byte) (bool, error) { return false, nil }, 0); !errors.Is(err, errRingClosed) {
+		t.Errorf("consume after Close: %v, want errRingClosed", err)
+	}
+
+	rd, err := newRingReader(l.Maps[RingBufMap])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if _, err := l.Programs["BEGIN"].Run(&ebpf.RunOptions{Context: rawTPContext}); err != nil {
+		t.Fatal(err)
+	}
+	c := &recordChecker{t: t, perRun: 10}
+	if err := readNow(rd, c.handle); err != nil {
+		t.Fatal(err)
+	}
+	if !rd.mapped || rd.data == nil {
+		t.Error("the first read did not map the pages")
+	}
+	if c.n != 10 {
+		t.Errorf("read %d records written before the first read, want 10", c.n)
+	}
+}

@@ -62,6 +62,8 @@ type session struct {
 	exitCh     chan struct{}                // closed by the reader at exit()
 	readerDone chan error                   // the reader's end
 	sigs       <-chan os.Signal             // SIGINT/SIGTERM, once caught
+	sigsCaught chan struct{}                // closed once sigs and usr1 are caught (catchSignals)
+	usr1       chan os.Signal               // SIGUSR1, caught, until attach hands it to onSIGUSR1
 	holder     interface{ Release() error } // BEGIN's output held (0.26), nil if not
 	cleanups   []func() error               // run's cleanups, in the order added
 }
@@ -247,6 +249,7 @@ func (s *session) prepare() error {
 		}
 	}
 
+	s.catchSignals() // while the probes expand (after the -c child started)
 	pl, err := l.Expand(env, s.opts.MaxProbes)
 	if err != nil {
 		return err
@@ -353,19 +356,17 @@ func (s *session) begin() error {
 // held output), runs the iterators and lets the -c child run.
 func (s *session) attach() error {
 	l, pl := s.l, s.pl
-	// SIGINT/SIGTERM are caught from here on, before the probes attach and
-	// the notify line tells a runner it may interrupt: a signal that came
-	// during the attach or right after that line still runs END and prints.
-	s.sigs = s.opts.Signals
-	if s.sigs == nil {
-		ch := make(chan os.Signal, 2)
-		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-		s.later(func() { signal.Stop(ch) })
-		s.sigs = ch
-		// SIGUSR1 too, before the notify line tells a runner it may send it.
+	// SIGINT/SIGTERM (and SIGUSR1) are caught from here on at the latest,
+	// before the probes attach and the notify line tells a runner it may
+	// interrupt: a signal that came during the attach or right after that
+	// line still runs END and prints.
+	if s.sigsCaught != nil {
+		<-s.sigsCaught
+		// SIGUSR1 is acted on from here (one that came before waits).
 		stop := make(chan struct{})
 		s.later(func() { close(stop) })
-		s.onSIGUSR1(stop)
+		s.onSIGUSR1(s.usr1, stop)
+		s.usr1 = nil
 	}
 
 	start := time.Now()
@@ -707,14 +708,44 @@ func (s *session) dispatchLocked(rec []byte) (exit bool, err error) {
 	return false, s.opts.Printer.Event(ev, payload)
 }
 
-// onSIGUSR1 catches SIGUSR1 until stop is closed: bpftrace 0.17 prints
-// every map each time it arrives; in 0.26 it runs the self:signal:SIGUSR1
-// probes (in script order), and neither prints the maps nor ends tracing.
-func (s *session) onSIGUSR1(stop <-chan struct{}) {
+// catchSignals starts catching SIGINT/SIGTERM (into s.sigs) and SIGUSR1,
+// on another goroutine, while the probes are expanded and BEGIN runs;
+// attach waits for it (sigsCaught) before it attaches anything, so they
+// are caught from the attach on at the latest, as before. Catching a
+// signal not caught before is a round trip to the Go runtime's
+// signal-mask thread for each signal, about 0.1 ms apiece here, and the
+// first starts that thread: on the main thread, just before the attach,
+// the three were most of attaching one tracepoint. With Options.Signals
+// (tests) that channel serves and nothing is caught.
+func (s *session) catchSignals() {
+	if s.opts.Signals != nil {
+		s.sigs = s.opts.Signals
+		return
+	}
+	ch, usr1, caught := make(chan os.Signal, 2), make(chan os.Signal, 1), make(chan struct{})
+	s.sigs, s.sigsCaught = ch, caught
+	go func() {
+		defer close(caught)
+		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+		signal.Notify(usr1, syscall.SIGUSR1)
+	}()
+	s.usr1 = usr1
+	s.later(func() {
+		<-caught
+		signal.Stop(ch)
+		if s.usr1 != nil {
+			signal.Stop(usr1) // attach did not hand it to onSIGUSR1
+		}
+	})
+}
+
+// onSIGUSR1 acts on SIGUSR1, caught into ch, until stop is closed:
+// bpftrace 0.17 prints every map each time it arrives; in 0.26 it runs
+// the self:signal:SIGUSR1 probes (in script order), and neither prints
+// the maps nor ends tracing.
+func (s *session) onSIGUSR1(ch chan os.Signal, stop <-chan struct{}) {
 	p, ok := s.opts.Printer.(interface{ AllMaps([]*MapData) error })
 	dump := ok && s.opts.Compat.SignalPrintsMaps()
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGUSR1)
 	go func() {
 		defer signal.Stop(ch)
 		for {

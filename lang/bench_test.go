@@ -77,15 +77,23 @@ func BenchmarkParseOneLiner(b *testing.B) {
 }
 
 // BenchmarkBuildParser builds the participle parser from the grammar, as
-// the first Parse of a process does once.
+// the first Parse of a process does once (without the left-recursion
+// check, participle.Validated), and with the check ("validated").
 func BenchmarkBuildParser(b *testing.B) {
-	c := startCPU(b)
-	for i := 0; i < b.N; i++ {
-		if _, err := participle.Build[gProgram](grammarOptions()...); err != nil {
-			b.Fatal(err)
-		}
+	for _, bc := range []struct {
+		name string
+		opts []participle.Option
+	}{{"start-up", append(grammarOptions(), participle.Validated())}, {"validated", grammarOptions()}} {
+		b.Run(bc.name, func(b *testing.B) {
+			c := startCPU(b)
+			for i := 0; i < b.N; i++ {
+				if _, err := participle.Build[gProgram](bc.opts...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			c.stop(b)
+		})
 	}
-	c.stop(b)
 }
 
 // BenchmarkBuildParserFresh measures the parser's build as a process pays

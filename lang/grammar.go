@@ -403,10 +403,12 @@ var (
 // there is one, and the first Parse waits for it (parserOnce).
 func init() { go grammar() }
 
-// grammar returns the parser, building it at the first use.
+// grammar returns the parser, building it at the first use, without
+// participle's check for left recursion: TestGrammarValidates builds the
+// grammar with it.
 func grammar() (*participle.Parser[gProgram], error) {
 	parserOnce.Do(func() {
-		theParser, parserErr = participle.Build[gProgram](grammarOptions()...)
+		theParser, parserErr = participle.Build[gProgram](append(grammarOptions(), participle.Validated())...)
 	})
 	return theParser, parserErr
 }

@@ -4,7 +4,28 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/alecthomas/participle/v2"
 )
+
+// TestGrammarValidates builds the grammar with participle's check for left
+// recursion, which the parser built at start-up skips
+// (participle.Validated); the option does skip it: a left-recursive
+// grammar builds with it and not without.
+func TestGrammarValidates(t *testing.T) {
+	if _, err := participle.Build[gProgram](grammarOptions()...); err != nil {
+		t.Fatalf("the grammar does not validate: %v", err)
+	}
+	type leftRec struct {
+		Left *leftRec `parser:"@@ '+'"`
+	}
+	if _, err := participle.Build[leftRec](grammarOptions()...); err == nil || !strings.Contains(err.Error(), "left recursion") {
+		t.Errorf("left-recursive grammar, validated: %v, want a left recursion error", err)
+	}
+	if _, err := participle.Build[leftRec](append(grammarOptions(), participle.Validated())...); err != nil {
+		t.Errorf("left-recursive grammar built with Validated: %v, want no check", err)
+	}
+}
 
 // TestGrammarEBNF checks that grammar.ebnf is the grammar as participle
 // prints it (and the custom rules'), so that the documented grammar cannot

@@ -24,6 +24,17 @@ func Lexer(def lexer.Definition) Option {
 	}
 }
 
+// Validated (gotrace's addition) tells Build that the grammar is known to
+// be free of left recursion, because a test builds it without this option:
+// Build then skips that check (validate), about half of building a large
+// grammar.
+func Validated() Option {
+	return func(p *parserOptions) error {
+		p.validated = true
+		return nil
+	}
+}
+
 // UseLookahead allows branch lookahead up to "n" tokens.
 //
 // If parsing cannot be disambiguated before "n" tokens of lookahead, parsing will fail.

@@ -31,6 +31,7 @@ type parserOptions struct {
 	unionDefs             []unionDef
 	customDefs            []customDef
 	elide                 []string
+	validated             bool // gotrace: Validated
 }
 
 // A Parser for a particular grammar and lexer.
@@ -128,8 +129,10 @@ func Build[G any](options ...Option) (parser *Parser[G], err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := validate(rootNode); err != nil {
-		return nil, err
+	if !p.validated {
+		if err := validate(rootNode); err != nil {
+			return nil, err
+		}
 	}
 	p.typeNodes = context.typeNodes
 	p.typeNodes[p.rootType] = rootNode

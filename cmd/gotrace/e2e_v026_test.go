@@ -59,6 +59,23 @@ func TestV026PidNamespace(t *testing.T) {
 	}
 }
 
+// TestBeginOnMainThread: BEGIN and END run on the tracer's main thread
+// (tid == pid, as in bpftrace: main's goroutine is locked to it).
+func TestBeginOnMainThread(t *testing.T) {
+	requireTracing(t)
+	for _, v := range []string{"0.17", "0.26"} {
+		cmd := exec.Command(testkit.Gotrace(t), "--compat", v, "-e",
+			`BEGIN { printf("begin %d\n", tid == pid); exit() } END { printf("end %d\n", tid == pid) }`)
+		r := testkit.RunBounded(t, 20*time.Second, cmd)
+		if r.ExitCode != 0 {
+			t.Fatalf("--compat %s: exit %d; stderr:\n%s", v, r.ExitCode, r.Stderr)
+		}
+		if got := stdoutOf(r); !strings.Contains(got, "begin 1\n") || !strings.Contains(got, "end 1") {
+			t.Errorf("--compat %s: stdout %q, want begin 1 and end 1 (tid == pid)", v, got)
+		}
+	}
+}
+
 // TestHelpBuiltins: `gotrace --help builtins` is the stdlib table; --help
 // lists the 0.26 options and settings.
 func TestHelpBuiltins(t *testing.T) {

@@ -157,6 +157,9 @@ func (s *session) unwind() error {
 // with -v when it refuses one), writes the values programs read at start,
 // and hands the loaded objects to OnLoad.
 func (s *session) load() error {
+	if !s.opts.DryRun {
+		s.catchSignals() // while the script loads
+	}
 	l, err := LoadWith(s.spec, LoadOptions{VerifyOnly: s.opts.DryRun, NoFeature: s.opts.NoFeature, RingBufPages: s.opts.RingBufPages, StackMapEntries: s.opts.StackMapEntries})
 	if err != nil {
 		var ve *VerifierError
@@ -234,6 +237,10 @@ func (s *session) prepare() error {
 		}
 	}
 	if len(s.opts.Command) > 0 {
+		// The child is not forked while the signals' masks change.
+		if s.sigsCaught != nil {
+			<-s.sigsCaught
+		}
 		// The child stays stopped at its first instruction until every
 		// probe is attached; its thread must stay ours until released.
 		s.later(lockThread())
@@ -249,7 +256,6 @@ func (s *session) prepare() error {
 		}
 	}
 
-	s.catchSignals() // while the probes expand (after the -c child started)
 	pl, err := l.Expand(env, s.opts.MaxProbes)
 	if err != nil {
 		return err
@@ -709,14 +715,16 @@ func (s *session) dispatchLocked(rec []byte) (exit bool, err error) {
 }
 
 // catchSignals starts catching SIGINT/SIGTERM (into s.sigs) and SIGUSR1,
-// on another goroutine, while the probes are expanded and BEGIN runs;
-// attach waits for it (sigsCaught) before it attaches anything, so they
-// are caught from the attach on at the latest, as before. Catching a
-// signal not caught before is a round trip to the Go runtime's
-// signal-mask thread for each signal, about 0.1 ms apiece here, and the
-// first starts that thread: on the main thread, just before the attach,
-// the three were most of attaching one tracepoint. With Options.Signals
-// (tests) that channel serves and nothing is caught.
+// on another goroutine, while the script loads; attach waits for it
+// (sigsCaught) before it attaches anything, so they are caught from the
+// attach on at the latest, and a -c child is forked only once they are.
+// One that comes while the script loads is acted on once the probes are
+// attached (SIGINT: END runs and the maps print), as one during the
+// attach. Catching a signal not caught before is a round trip to the Go
+// runtime's signal-mask thread for each signal, about 0.1 ms apiece here,
+// and the first starts that thread: on the main thread, just before the
+// attach, the three were most of attaching one tracepoint. With
+// Options.Signals (tests) that channel serves and nothing is caught.
 func (s *session) catchSignals() {
 	if s.opts.Signals != nil {
 		s.sigs = s.opts.Signals

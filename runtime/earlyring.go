@@ -15,12 +15,10 @@ import (
 // takes it when the compiled ring has that size and closes it otherwise.
 // The reader maps the pages at its first read (ring.go).
 
-// earlyRing is a ring buffer being made ahead of LoadWith: the map first
-// (made closes; the programs can load against it), then its reader (done
-// closes; the session's reader needs it before BEGIN).
+// earlyRing is a ring buffer being made ahead of LoadWith: the map and its
+// reader (done closes once both are made; the reader maps nothing yet).
 type earlyRing struct {
 	size uint32
-	made chan struct{}
 	done chan struct{}
 	m    *ebpf.Map
 	rd   *ringReader
@@ -45,7 +43,7 @@ var (
 // being made. It returns at once; a failure (not root, no ring buffers) is
 // left for LoadWith to meet and report.
 func PrepareRing(pagesPerCPU int) {
-	e := &earlyRing{size: ringBufSize(0, pagesPerCPU), made: make(chan struct{}), done: make(chan struct{})}
+	e := &earlyRing{size: ringBufSize(0, pagesPerCPU), done: make(chan struct{})}
 	earlyMu.Lock()
 	old := early
 	if old != nil && old.size == e.size {
@@ -61,7 +59,6 @@ func PrepareRing(pagesPerCPU int) {
 		defer close(e.done)
 		raiseMemlock()
 		e.m, e.err = ebpf.NewMap(ringSpec(e.size))
-		close(e.made)
 		if e.err != nil {
 			return
 		}
@@ -95,7 +92,7 @@ func takeEarlyRing(spec *ebpf.MapSpec) (*ebpf.Map, *earlyRing) {
 		e.discard()
 		return nil, nil
 	}
-	<-e.made
+	<-e.done
 	if e.err != nil {
 		return nil, nil
 	}

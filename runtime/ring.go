@@ -117,26 +117,30 @@ func (r *ringReader) mapPages() error {
 	}
 	r.mapped = true
 	page := os.Getpagesize()
-	var fd int
-	err := r.raw.Control(func(d uintptr) { fd = int(d) })
-	if err != nil {
-		r.mapErr = fmt.Errorf("ring buffer descriptor: %w", err)
-		return r.mapErr
+	var cons, data []byte
+	// Mapped from within Control: the descriptor stays open meanwhile
+	// even if Close runs.
+	cerr := r.raw.Control(func(fd uintptr) {
+		var err error
+		if cons, err = unix.Mmap(int(fd), 0, page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err != nil {
+			r.mapErr = fmt.Errorf("mmap consumer page: %w", err)
+			return
+		}
+		// The kernel maps the data pages twice in a row, so that a
+		// record wrapping around the end reads as one slice; the second
+		// copy would count again in the tracer's resident set (8 MiB for
+		// the 4 MiB default) while saving a copy only for the rare record
+		// that wraps. One copy is mapped; a wrapping record is copied out
+		// (wrapBuf).
+		if data, err = unix.Mmap(int(fd), int64(page), page+int(r.size), unix.PROT_READ, unix.MAP_SHARED); err != nil {
+			unix.Munmap(cons)
+			r.mapErr = fmt.Errorf("mmap data pages: %w", err)
+		}
+	})
+	if cerr != nil && r.mapErr == nil {
+		r.mapErr = fmt.Errorf("ring buffer descriptor: %w", cerr)
 	}
-	cons, err := unix.Mmap(fd, 0, page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
-		r.mapErr = fmt.Errorf("mmap consumer page: %w", err)
-		return r.mapErr
-	}
-	// The kernel maps the data pages twice in a row, so that a record
-	// wrapping around the end reads as one slice; the second copy would
-	// count again in the tracer's resident set (8 MiB for the 4 MiB
-	// default) while saving a copy only for the rare record that wraps.
-	// One copy is mapped; a wrapping record is copied out (wrapBuf).
-	data, err := unix.Mmap(fd, int64(page), page+int(r.size), unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		unix.Munmap(cons)
-		r.mapErr = fmt.Errorf("mmap data pages: %w", err)
+	if r.mapErr != nil {
 		return r.mapErr
 	}
 	r.consPage, r.dataPages = cons, data

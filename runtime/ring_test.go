@@ -98,19 +98,11 @@ func (c *recordChecker) handle(rec []byte) (bool, error) {
 func TestRingBurstDelivered(t *testing.T) {
 	requireBPF(t)
 	const perRun, runs = 3000, 20
-	l, err := Load(burstSpec(perRun))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := loadBurst(t, perRun)
 	if size := l.Maps[RingBufMap].MaxEntries(); size < minRingBufBytes {
 		t.Fatalf("default ring buffer of %d bytes, want at least %d", size, minRingBufBytes)
 	}
-	rd, err := newRingReader(l.Maps[RingBufMap])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
+	rd := ringReaderOf(t, l)
 	prog := l.Programs["BEGIN"]
 	burst := func() {
 		for range runs {
@@ -185,18 +177,33 @@ func TestRingBurstDelivered(t *testing.T) {
 	}
 }
 
-// TestRingCloseEndsWait: Close wakes a reader waiting on an empty ring.
-func TestRingCloseEndsWait(t *testing.T) {
-	requireBPF(t)
-	l, err := Load(burstSpec(1))
+// loadBurst loads burstSpec(perRun), closed when the test ends.
+func loadBurst(t *testing.T, perRun int32) *Loaded {
+	t.Helper()
+	l, err := Load(burstSpec(perRun))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// ringReaderOf makes a reader of l's ring buffer, closed when the test
+// ends (Close again is a no-op).
+func ringReaderOf(t *testing.T, l *Loaded) *ringReader {
+	t.Helper()
 	rd, err := newRingReader(l.Maps[RingBufMap])
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { rd.Close() })
+	return rd
+}
+
+// TestRingCloseEndsWait: Close wakes a reader waiting on an empty ring.
+func TestRingCloseEndsWait(t *testing.T) {
+	requireBPF(t)
+	rd := ringReaderOf(t, loadBurst(t, 1))
 	done := make(chan error, 1)
 	go func() { done <- rd.wait() }()
 	time.Sleep(20 * time.Millisecond)
@@ -303,15 +310,8 @@ attached:
 // written before that read are all there; a reader closed unread closes.
 func TestRingMappedAtFirstRead(t *testing.T) {
 	requireBPF(t)
-	l, err := Load(burstSpec(10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	unread, err := newRingReader(l.Maps[RingBufMap])
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := loadBurst(t, 10)
+	unread := ringReaderOf(t, l)
 	if unread.mapped || unread.data != nil {
 		t.Fatal("newRingReader mapped the pages")
 	}
@@ -322,11 +322,7 @@ func TestRingMappedAtFirstRead(t *testing.T) {
 		t.Errorf("consume after Close: %v, want errRingClosed", err)
 	}
 
-	rd, err := newRingReader(l.Maps[RingBufMap])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
+	rd := ringReaderOf(t, l)
 	if _, err := l.Programs["BEGIN"].Run(&ebpf.RunOptions{Context: rawTPContext}); err != nil {
 		t.Fatal(err)
 	}

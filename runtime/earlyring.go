@@ -35,7 +35,16 @@ func (e *earlyRing) reader() *ringReader {
 var (
 	earlyMu sync.Mutex
 	early   *earlyRing
+	// background counts the goroutines that make or close kernel objects
+	// on their own (a prepared ring, a discarded one, the warm-up):
+	// quiesce waits for them.
+	background sync.WaitGroup
 )
+
+// quiesce waits until no goroutine started here still makes or closes a
+// kernel object, so the process's descriptors are what the loads left
+// (the leak tests count them).
+func quiesce() { background.Wait() }
 
 // PrepareRing starts creating the event ring buffer of the size
 // pagesPerCPU gives (0: the default size, see ringBufSize) and mapping its
@@ -55,7 +64,9 @@ func PrepareRing(pagesPerCPU int) {
 	early = e
 	earlyMu.Unlock()
 	old.discard()
+	background.Add(1)
 	go func() {
+		defer background.Done()
 		defer close(e.done)
 		raiseMemlock()
 		e.m, e.err = ebpf.NewMap(ringSpec(e.size))
@@ -114,7 +125,9 @@ func (e *earlyRing) discard() {
 	if e == nil {
 		return
 	}
+	background.Add(1)
 	go func() {
+		defer background.Done()
 		<-e.done
 		if e.rd != nil {
 			e.rd.Close()
@@ -132,7 +145,13 @@ func (e *earlyRing) discard() {
 // call: three test loads, ~0.4 ms of every start-up), the locked-memory
 // limit, the possible CPUs and tracefs's mount point. LoadWith then meets
 // their cached answers. Failures are left for the real load to meet.
-func PrepareKernel() { go warmKernel() }
+func PrepareKernel() {
+	background.Add(1)
+	go func() {
+		defer background.Done()
+		warmKernel()
+	}()
+}
 
 func warmKernel() {
 	raiseMemlock()

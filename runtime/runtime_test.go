@@ -184,6 +184,7 @@ func getpids(n int) {
 // bpfFDs counts this process's BPF program/link and perf event fds.
 func bpfFDs(t *testing.T) map[string]int {
 	t.Helper()
+	quiesce() // a ring discarded in the background is closed by now
 	out := map[string]int{}
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {

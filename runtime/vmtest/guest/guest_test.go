@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 		getpidLoop(n)
 		os.Exit(0)
 	}
+	if os.Getenv("GOTRACE_VM_GETTID_LOOP") != "" {
+		gettidLoop()
+	}
 	if v := os.Getenv("GOTRACE_VM_OPEN"); v != "" {
 		var n int
 		var path string
@@ -61,6 +64,14 @@ func TestMain(m *testing.M) {
 		poweroff()
 	}
 	flag.Set("test.v", "true")
+	// runtime/vmtest's GOTRACE_VMTEST_RUN and _COUNT, through the
+	// kernel command line.
+	if v := os.Getenv("GOTRACE_VM_RUN"); v != "" {
+		flag.Set("test.run", v)
+	}
+	if v := os.Getenv("GOTRACE_VM_COUNT"); v != "" {
+		flag.Set("test.count", v)
+	}
 	code := m.Run()
 	res := "PASS"
 	if code != 0 {
@@ -409,8 +420,61 @@ func TestGotraceScripts(t *testing.T) {
 		t.Skip("no /bin/gotrace in the initramfs")
 	}
 	const n = 500
+	for _, tc := range gotraceScripts(n) {
+		t.Run(tc.name, func(t *testing.T) {
+			runGotraceScript(t, tc, n)
+		})
+	}
+}
+
+// TestDetachUnderLoad runs each of TestGotraceScripts's scripts while
+// another process calls the traced function (gettid reaches
+// __task_pid_nr_ns) in a loop on two threads, so that the probes are
+// attached and detached, and the kernel code patched, while another CPU
+// runs it. Under multi-threaded TCG this crashed the guest within a few
+// runs (see TestVM); it checks that the counts stay exact too.
+func TestDetachUnderLoad(t *testing.T) {
+	requireVM(t)
+	if _, err := os.Stat("/bin/gotrace"); err != nil {
+		t.Skip("no /bin/gotrace in the initramfs")
+	}
+	loop := exec.Command("/init")
+	loop.Env = append(os.Environ(), "GOTRACE_VM_GETTID_LOOP=1")
+	if err := loop.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		loop.Process.Kill()
+		loop.Wait()
+	}()
+	const n = 50
+	for _, tc := range gotraceScripts(n) {
+		t.Run(tc.name, func(t *testing.T) {
+			runGotraceScript(t, tc, n)
+		})
+	}
+}
+
+// gettidLoop calls gettid on two threads until killed.
+func gettidLoop() {
+	for range 2 {
+		go func() {
+			goruntime.LockOSThread()
+			for {
+				unix.Gettid()
+			}
+		}()
+	}
+	select {}
+}
+
+type gotraceScript struct{ name, script, want string }
+
+// gotraceScripts are -e scripts for each kernel probe type whose output
+// is exact when /init makes n getpid calls.
+func gotraceScripts(n int) []gotraceScript {
 	only := `comm == "` + loopComm + `"`
-	for _, tc := range []struct{ name, script, want string }{
+	return []gotraceScript{
 		// __task_pid_nr_ns(task, type, ns): getpid asks for PIDTYPE_TGID
 		// (1); the loop thread also reaches it once more with another type
 		// (renamed or exiting, for perf's comm/exit records).
@@ -437,27 +501,29 @@ func TestGotraceScripts(t *testing.T) {
 		{"kretprobe-wildcard-probe", `kprobe:` + target + ` /` + only + ` && arg1 == 1/ { @[probe] = count(); @in[tid] = 1; } ` +
 			`kretprobe:` + target[:len(target)-1] + `* /` + only + ` && retval == pid && @in[tid]/ { delete(@in[tid]); @r[probe] = count(); }`,
 			fmt.Sprintf("Attaching 2 probes...\n\n\n@[kprobe:%[1]s]: %[2]d\n\n@r[kretprobe:%[1]s]: %[2]d\n", target, n)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command("/bin/gotrace", "-c", "/init", "-e", tc.script)
-			cmd.Env = append(os.Environ(), fmt.Sprintf("GOTRACE_VM_GETPID=%d", n))
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			t.Logf("gotrace -c /init -e %q:\n%s%s", tc.script, stdout.String(), stderr.String())
-			if err != nil {
-				t.Fatalf("gotrace: %v", err)
-			}
-			want := tc.want
-			if want == "" {
-				want = fmt.Sprintf("Attaching 1 probe...\n\n\n@: %d\n", n)
-			}
-			if stdout.String() != want {
-				t.Errorf("stdout = %q, want %q", stdout.String(), want)
-			} else {
-				t.Logf("gotrace %s counted %d", tc.name, n)
-			}
-		})
+	}
+}
+
+// runGotraceScript runs tc under gotrace -c /init making n getpid calls
+// and checks its output.
+func runGotraceScript(t *testing.T, tc gotraceScript, n int) {
+	cmd := exec.Command("/bin/gotrace", "-c", "/init", "-e", tc.script)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("GOTRACE_VM_GETPID=%d", n))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	t.Logf("gotrace -c /init -e %q:\n%s%s", tc.script, stdout.String(), stderr.String())
+	if err != nil {
+		t.Fatalf("gotrace: %v", err)
+	}
+	want := tc.want
+	if want == "" {
+		want = fmt.Sprintf("Attaching 1 probe...\n\n\n@: %d\n", n)
+	}
+	if stdout.String() != want {
+		t.Errorf("stdout = %q, want %q", stdout.String(), want)
+	} else {
+		t.Logf("gotrace %s counted %d", tc.name, n)
 	}
 }
 

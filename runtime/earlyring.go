@@ -1,10 +1,12 @@
 package runtime
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"golang.org/x/sys/unix"
 )
 
 // The event ring buffer is the costliest object a typical script creates
@@ -79,6 +81,57 @@ func PrepareRing(pagesPerCPU int) {
 			e.rd = rd
 		}
 	}()
+}
+
+// AdoptRing takes, as the ring PrepareRing would make, a ring buffer of
+// size bytes the command made before the runtime was ready (fd waits for
+// its descriptor, which becomes the runtime's). Once made, it is checked
+// to be a ring of that size and the runtime's name; if it is not, or
+// making it failed, the ring is made here as PrepareRing makes it. A later
+// PrepareRing of the same size is then served by it.
+func AdoptRing(size uint32, fd func() (int, error)) {
+	e := &earlyRing{size: size, done: make(chan struct{})}
+	earlyMu.Lock()
+	old := early
+	early = e
+	earlyMu.Unlock()
+	old.discard()
+	background.Add(1)
+	go func() {
+		defer background.Done()
+		defer close(e.done)
+		e.m, e.err = adopt(fd, size)
+		if e.err != nil {
+			raiseMemlock()
+			e.m, e.err = ebpf.NewMap(ringSpec(e.size))
+			if e.err != nil {
+				return
+			}
+		}
+		if rd, err := newRingReader(e.m); err == nil {
+			e.rd = rd
+		}
+	}()
+}
+
+// adopt wraps the ring fd gives, if it is the ring ringSpec(size) makes.
+func adopt(fd func() (int, error), size uint32) (*ebpf.Map, error) {
+	raw, err := fd()
+	if err != nil {
+		return nil, err
+	}
+	m, err := ebpf.NewMapFromFD(raw)
+	if err != nil {
+		unix.Close(raw)
+		return nil, err
+	}
+	want := ringSpec(size)
+	info, err := m.Info()
+	if err != nil || m.Type() != want.Type || m.MaxEntries() != want.MaxEntries || info.Name != want.Name {
+		m.Close()
+		return nil, fmt.Errorf("the ring made early is not %s of %d bytes", want.Name, size)
+	}
+	return m, nil
 }
 
 // ringSpec is the event ring buffer's map spec for size bytes.

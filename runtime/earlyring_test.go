@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
 
 	"github.com/gotrace/gotrace/compiler"
 )
@@ -87,4 +88,74 @@ func TestWarmKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Close()
+}
+
+// TestAdoptRing: a ring the command made before the runtime (AdoptRing) is
+// the one LoadWith uses, and events reach its reader; a descriptor that is
+// not the ring PrepareRing would make is closed and a ring made instead.
+func TestAdoptRing(t *testing.T) {
+	requireBPF(t)
+	before := bpfFDs(t)
+	size := ringBufSize(0, 0)
+	made, err := ebpf.NewMap(ringSpec(size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	madeInfo, _ := made.Info()
+	madeID, _ := madeInfo.ID()
+	fd, err := unix.FcntlInt(uintptr(made.FD()), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made.Close()
+	AdoptRing(size, func() (int, error) { return fd, nil })
+	PrepareRing(0) // the command's later call: served by the adopted one
+	l, err := Load(burstSpec(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := l.Maps[RingBufMap].Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := info.ID(); id != madeID || l.ring == nil {
+		t.Errorf("the loaded ring is map %d (prepared: %v), want the adopted map %d", id, l.ring != nil, madeID)
+	}
+	rd := l.takeRing()
+	if rd == nil {
+		t.Fatal("no reader for the adopted ring")
+	}
+	if err := l.RunOnce(l.Spec.Programs[0]); err != nil {
+		t.Fatal(err)
+	}
+	c := &recordChecker{t: t, perRun: 10}
+	if _, _, _, err := rd.consume(c.handle, 0); err != nil {
+		t.Fatal(err)
+	}
+	if c.n != 10 || c.bad != 0 {
+		t.Errorf("read %d records (%d bad) from the adopted ring, want 10", c.n, c.bad)
+	}
+	rd.Close()
+	l.Close()
+
+	// Not a ring: closed, and a ring made.
+	arr, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	afd, err := unix.FcntlInt(uintptr(arr.FD()), unix.F_DUPFD_CLOEXEC, 0)
+	arr.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	AdoptRing(size, func() (int, error) { return afd, nil })
+	l2, err := Load(burstSpec(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := l2.Maps[RingBufMap]; m.Type() != ebpf.RingBuf || m.MaxEntries() != size || l2.ring == nil {
+		t.Errorf("after a wrong descriptor: %v of %d bytes (prepared: %v), want the prepared ring of %d", m.Type(), m.MaxEntries(), l2.ring != nil, size)
+	}
+	l2.Close()
+	checkNoLeaks(t, before) // the wrong descriptor was closed too
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gotrace/gotrace/compiler"
 	"github.com/gotrace/gotrace/lang"
+	"github.com/gotrace/gotrace/runtime/ringsize"
 )
 
 // Loaded is a Spec whose maps and programs exist in the kernel. Nothing is
@@ -352,32 +353,18 @@ func kernelName(s string) string {
 	return string(b)
 }
 
-// ringBufSize is the ring buffer's size in bytes: pagesPerCPU pages per
-// CPU when given (the caller validated it, see MaxRingBufBytes), else the
-// compiler's size with at least defaultRBPagesPerCPU pages per CPU and at
-// least minRingBufBytes; rounded up to a power of two, as the kernel
-// requires.
+// ringBufSize is the ring buffer's size in bytes on this machine
+// (ringsize.Bytes).
 func ringBufSize(compiled uint32, pagesPerCPU int) uint32 {
 	ncpu, err := ebpf.PossibleCPU()
-	if err != nil || ncpu < 1 {
+	if err != nil {
 		ncpu = 1
 	}
-	page := uint64(os.Getpagesize())
-	size := max(defaultRBPagesPerCPU*page*uint64(ncpu), minRingBufBytes)
-	if pagesPerCPU > 0 {
-		size = uint64(pagesPerCPU) * page * uint64(ncpu)
-	} else if uint64(compiled) > size {
-		size = uint64(compiled)
-	}
-	n := page
-	for n < size && n < MaxRingBufBytes {
-		n <<= 1
-	}
-	return uint32(n)
+	return ringsize.Bytes(ncpu, os.Getpagesize(), compiled, pagesPerCPU)
 }
 
 // MaxRingBufBytes bounds the event ring buffer (all CPUs together).
-const MaxRingBufBytes = 1 << 30
+const MaxRingBufBytes = ringsize.MaxBytes
 
 // RingBufBytes is the ring buffer a GOTRACE_PERF_RB_PAGES value gives on
 // this machine, for validating the setting.
@@ -620,24 +607,8 @@ func (l *Loaded) Close() error {
 	return errors.Join(errs...)
 }
 
-// defaultRBPagesPerCPU sizes the ring buffer when nothing else does.
-const defaultRBPagesPerCPU = 64
-
-// minRingBufBytes is the smallest default ring buffer. The ring is one
-// for all CPUs, so it must hold what every CPU writes while the reader is
-// off the CPU: printf("%d\n", tid) on every getpid of two CPUs running
-// flat out (the benchmark's printf-loss curve, 1.2 M records of 24 bytes
-// a second, 29 MB/s) left 0.3 MB unread typically and once up to 3.8 MB
-// when the reader was starved by other load, which the old 1 MiB lost.
-// 4 MiB holds about 175,000 such records, 0.15 s of that rate: with it
-// the printf-loss curve lost nothing up to flat out (3·10⁶ events at 1.5 M
-// a second) and the load benchmark nothing of 22.8·10⁶ events in 20 s
-// (1.14 M a second), 2026-12-02. It is kernel memory, allocated when the
-// map is created, a start-up cost that grows with it (8 MiB: the script
-// attached 2.3 ms later, 10.5 against 8.2 ms; 1 MiB 7.95), and charged to
-// the tracer's memory cgroup; BPFTRACE_PERF_RB_PAGES sets a larger ring.
-// bpftrace 0.17's perf buffers are 64 pages per CPU (512 KiB on 2 CPUs).
-const minRingBufBytes = 4 << 20
+// minRingBufBytes is the smallest default ring buffer (ringsize.MinBytes).
+const minRingBufBytes = ringsize.MinBytes
 
 // errNoLineInfo: the program was not yet loaded without line info.
 var errNoLineInfo = errors.New("not loaded without line info")

@@ -15,6 +15,7 @@ import (
 	"github.com/gotrace/gotrace/ktypes"
 
 	"github.com/gotrace/gotrace"
+	"github.com/gotrace/gotrace/cmd/gotrace/internal/early"
 	cfg "github.com/gotrace/gotrace/config"
 	"github.com/gotrace/gotrace/lang"
 	"github.com/gotrace/gotrace/lang/check"
@@ -164,6 +165,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	}
 	var onRing func()
 	if c.debug == 0 && !c.explain && !c.dryRun {
+		// The ring the first init guessed this run needs (early) is the
+		// runtime's, if it is the one it would make.
+		if size, fd := early.Ring(); fd != nil {
+			runtime.AdoptRing(size, fd)
+		}
 		// The event ring buffer is made on another CPU while the rest of
 		// the script compiles, once it needs one (the script's config
 		// block may still ask another size: then it is made again).
@@ -174,6 +180,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		if stdlib.MayEmitEvents(src.Text) || helperCheckLevel(c) > 0 {
 			onRing()
 		}
+	} else {
+		early.Discard()
 	}
 	var onProbes func([]*lang.AttachPoint)
 	if c.debug == 0 && !c.explain && !c.dryRun && c.mode == "" && set.syscallTracepoints != "raw" {

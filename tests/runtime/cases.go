@@ -92,12 +92,12 @@ func All(tb testing.TB) []Case {
 }
 
 // PlaceholderRE matches the placeholders of a case: {helper:NAME},
-// {comm:NAME}, {pid}, {ncpus}, {testpid}, {testcomm}.
-var PlaceholderRE = regexp.MustCompile(`\{(helper|comm):([a-z0-9_]+)\}|\{(pid|ncpus|testpid|testcomm)\}`)
+// {comm:NAME}, {kaddr:SYMBOL}, {pid}, {ncpus}, {testpid}, {testcomm}.
+var PlaceholderRE = regexp.MustCompile(`\{(helper|comm|kaddr):([a-z0-9_]+)\}|\{(pid|ncpus|testpid|testcomm)\}`)
 
 // Fill replaces the placeholders of s by what value gives for each: kind
-// is "helper", "comm", "pid", "ncpus", "testpid" or "testcomm", arg the
-// helper's name or "".
+// is "helper", "comm", "kaddr", "pid", "ncpus", "testpid" or "testcomm",
+// arg the helper's or the kernel symbol's name, or "".
 func Fill(s string, value func(kind, arg string) string) string {
 	return PlaceholderRE.ReplaceAllStringFunc(s, func(m string) string {
 		sm := PlaceholderRE.FindStringSubmatch(m)

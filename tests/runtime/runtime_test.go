@@ -267,7 +267,9 @@ func usesHelper(c Case) bool {
 }
 
 // substituter fills the placeholders of a case (see Fill): {helper:NAME}
-// is the C helper's path, {comm:NAME} its comm, {pid} the helper
+// is the C helper's path, {comm:NAME} its comm, {kaddr:SYMBOL} the kernel
+// symbol's address as a map key of it prints (a signed decimal: the
+// address differs between kernels), {pid} the helper
 // workload's pid, {ncpus} the possible CPUs, {testpid} and {testcomm} this
 // test process's (the tracer's and the helper's parent).
 func substituter(t *testing.T, c Case, pid int) func(string) string {
@@ -278,6 +280,8 @@ func substituter(t *testing.T, c Case, pid int) func(string) string {
 				return testkit.Helper(t, arg)
 			case "comm":
 				return helperComm(t, arg)
+			case "kaddr":
+				return strconv.FormatInt(int64(kallsymsAddr(t, arg)), 10)
 			case "pid":
 				if pid == 0 {
 					t.Fatalf("%s:%d: case %q: {pid} without a helper workload", c.File, c.Line, c.Name)
@@ -311,6 +315,26 @@ func helperComm(t *testing.T, name string) string {
 
 // possibleCPUs counts the CPUs of /sys/devices/system/cpu/possible
 // ("0-3,8,10-11").
+// kallsymsAddr is symbol's address in /proc/kallsyms (the first one).
+func kallsymsAddr(t *testing.T, symbol string) uint64 {
+	b, err := os.ReadFile("/proc/kallsyms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 3 && f[2] == symbol {
+			a, err := strconv.ParseUint(f[0], 16, 64)
+			if err != nil || a == 0 {
+				t.Fatalf("kallsyms: %q (run as root to see addresses)", l)
+			}
+			return a
+		}
+	}
+	t.Fatalf("kallsyms has no %s", symbol)
+	return 0
+}
+
 func possibleCPUs(t *testing.T) int {
 	b, err := os.ReadFile("/sys/devices/system/cpu/possible")
 	if err != nil {

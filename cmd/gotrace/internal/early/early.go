@@ -16,12 +16,15 @@
 // wrong guess costs a ring made and closed on another CPU.
 package early
 
+// It imports only what the Go runtime initialises first (os, syscall) and
+// two packages that import nothing: a package's init runs once every
+// package it imports has run theirs, in import-path order, and
+// golang.org/x/sys/unix or strings would put this one after most of the
+// program's (the parser's build among them).
 import (
 	"os"
-	"strings"
+	"syscall"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/gotrace/gotrace/runtime/ringsize"
 	"github.com/gotrace/gotrace/stdlib/emitguess"
@@ -40,7 +43,7 @@ const Name = "ringbuf"
 func init() {
 	// The binary re-executed as the runtime's helpers (the -c stub, the
 	// detach reaper: argv[0] "gotrace-internal-...") traces nothing.
-	if len(os.Args) == 0 || strings.HasPrefix(os.Args[0], "gotrace-internal-") || !plainRun(os.Args[1:], os.LookupEnv) {
+	if sysBPF == 0 || len(os.Args) == 0 || hasPrefix(os.Args[0], "gotrace-internal-") || !plainRun(os.Args[1:], os.LookupEnv) {
 		return
 	}
 	ncpu := possibleCPUs()
@@ -77,7 +80,7 @@ func Discard() {
 	go func() {
 		<-done
 		if fd >= 0 {
-			unix.Close(fd)
+			syscall.Close(fd)
 		}
 	}()
 }
@@ -104,7 +107,7 @@ func plainRun(args []string, lookup func(string) (string, bool)) bool {
 			text, haveText = args[i], true
 		case a == "-c" || a == "-p" || a == "-B" || a == "-o" || a == "-f" || a == "--compat":
 			i++
-		case a == "-q" || a == "--quiet" || a == "--no-warnings" || a == "--unsafe" || strings.HasPrefix(a, "--compat="):
+		case a == "-q" || a == "--quiet" || a == "--no-warnings" || a == "--unsafe" || hasPrefix(a, "--compat="):
 		case a == "" || a[0] == '-':
 			return false
 		default:
@@ -134,14 +137,16 @@ func possibleCPUs() int {
 // parseCPUs reads a possible-CPUs list, "0" or "0-N" as cilium/ebpf's
 // PossibleCPU does; 0 for any other form.
 func parseCPUs(s string) int {
-	s = strings.TrimSpace(s)
+	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == ' ') {
+		s = s[:len(s)-1]
+	}
 	if s == "0" {
 		return 1
 	}
-	lo, hi, ok := strings.Cut(s, "-")
-	if !ok || lo != "0" || hi == "" {
+	if !hasPrefix(s, "0-") || len(s) == 2 {
 		return 0
 	}
+	hi := s[2:]
 	n := 0
 	for _, c := range hi {
 		if c < '0' || c > '9' || n > 1<<20 {
@@ -151,6 +156,15 @@ func parseCPUs(s string) int {
 	}
 	return n + 1
 }
+
+// The kernel's numbers (x/sys/unix has them, but see the imports).
+const (
+	bpfMapCreate      = 0  // BPF_MAP_CREATE
+	bpfMapTypeRingbuf = 27 // BPF_MAP_TYPE_RINGBUF
+	rlimitMemlock     = 8  // RLIMIT_MEMLOCK
+)
+
+func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
 
 // mapCreateAttr is the head of union bpf_attr for BPF_MAP_CREATE, up to
 // map_name (the kernel zeroes the rest).
@@ -163,11 +177,11 @@ type mapCreateAttr struct {
 func create(size uint32) (int, error) {
 	// Kernels before 5.11 charge maps to RLIMIT_MEMLOCK (as the runtime's
 	// raiseMemlock does).
-	inf := &unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}
-	unix.Setrlimit(unix.RLIMIT_MEMLOCK, inf)
-	attr := mapCreateAttr{mapType: unix.BPF_MAP_TYPE_RINGBUF, maxEntries: size}
+	inf := &syscall.Rlimit{Cur: ^uint64(0), Max: ^uint64(0)} // RLIM_INFINITY
+	syscall.Setrlimit(rlimitMemlock, inf)
+	attr := mapCreateAttr{mapType: bpfMapTypeRingbuf, maxEntries: size}
 	copy(attr.name[:], Name)
-	r, _, errno := unix.Syscall(unix.SYS_BPF, unix.BPF_MAP_CREATE, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
+	r, _, errno := syscall.Syscall(sysBPF, bpfMapCreate, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
 	if errno != 0 {
 		return -1, errno
 	}

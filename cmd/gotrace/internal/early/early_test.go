@@ -47,6 +47,13 @@ func TestPlainRun(t *testing.T) {
 	}
 }
 
+// TestKernelNumbers: the numbers early spells itself are the kernel's.
+func TestKernelNumbers(t *testing.T) {
+	if sysBPF != unix.SYS_BPF || bpfMapCreate != unix.BPF_MAP_CREATE || bpfMapTypeRingbuf != unix.BPF_MAP_TYPE_RINGBUF || rlimitMemlock != unix.RLIMIT_MEMLOCK {
+		t.Fatal("a BPF or rlimit number differs from golang.org/x/sys/unix's")
+	}
+}
+
 func TestParseCPUs(t *testing.T) {
 	for s, want := range map[string]int{"0\n": 1, "0-1\n": 2, "0-63": 64, "0-1,3": 0, "1-3": 0, "0-": 0, "x": 0, "": 0} {
 		if got := parseCPUs(s); got != want {

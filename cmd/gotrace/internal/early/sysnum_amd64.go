@@ -1,0 +1,3 @@
+package early
+
+const sysBPF = 321 // SYS_bpf (TestKernelNumbers)

@@ -1,0 +1,3 @@
+package early
+
+const sysBPF = 280 // SYS_bpf (TestKernelNumbers)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
-	"golang.org/x/sys/unix"
 )
 
 // The event ring buffer is the costliest object a typical script creates
@@ -66,21 +65,7 @@ func PrepareRing(pagesPerCPU int) {
 	early = e
 	earlyMu.Unlock()
 	old.discard()
-	background.Add(1)
-	go func() {
-		defer background.Done()
-		defer close(e.done)
-		raiseMemlock()
-		e.m, e.err = ebpf.NewMap(ringSpec(e.size))
-		if e.err != nil {
-			return
-		}
-		// Its pages are mapped by its first read, once loaded.
-		rd, err := newRingReader(e.m)
-		if err == nil {
-			e.rd = rd
-		}
-	}()
+	e.start(nil)
 }
 
 // AdoptRing takes, as the ring PrepareRing would make, a ring buffer of
@@ -96,18 +81,27 @@ func AdoptRing(size uint32, fd func() (int, error)) {
 	early = e
 	earlyMu.Unlock()
 	old.discard()
+	e.start(fd)
+}
+
+// start makes e's ring and its reader on another goroutine: the ring fd
+// gives if it is the one (adopt), else a new one.
+func (e *earlyRing) start(fd func() (int, error)) {
 	background.Add(1)
 	go func() {
 		defer background.Done()
 		defer close(e.done)
-		e.m, e.err = adopt(fd, size)
-		if e.err != nil {
+		if fd != nil {
+			e.m, e.err = adopt(fd, e.size)
+		}
+		if fd == nil || e.err != nil {
 			raiseMemlock()
 			e.m, e.err = ebpf.NewMap(ringSpec(e.size))
 			if e.err != nil {
 				return
 			}
 		}
+		// Its pages are mapped by its first read, once loaded.
 		if rd, err := newRingReader(e.m); err == nil {
 			e.rd = rd
 		}
@@ -120,9 +114,8 @@ func adopt(fd func() (int, error), size uint32) (*ebpf.Map, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := ebpf.NewMapFromFD(raw)
+	m, err := ebpf.NewMapFromFD(raw) // which closes raw if it fails
 	if err != nil {
-		unix.Close(raw)
 		return nil, err
 	}
 	want := ringSpec(size)

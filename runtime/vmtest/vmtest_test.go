@@ -228,11 +228,12 @@ func TestVM(t *testing.T) {
 	// crashed it within 0-3 runs for kprobe, kretprobe, kprobe_multi and
 	// kretprobe_multi, and soft-locked it for kretfunc), and in about one
 	// CI run in ten without the loop, from gotrace's own threads, whose
-	// start calls gettid. The same test passed 30 of 30 runs single
-	// threaded, with 2 vCPUs, and with -smp 1: it is the emulator's
-	// cross-CPU code modification, not the kernel's nor ours. The run
-	// takes as long either way here (63 s). GOTRACE_VMTEST_ACCEL
-	// overrides.
+	// start calls gettid. With the same loop, 30 runs in a row of a
+	// kretprobe script and 30 of a kretprobe_multi one passed single
+	// threaded with 2 vCPUs (and 30 with -smp 1), as TestDetachUnderLoad
+	// does: it is the emulator's cross-CPU code modification, not the
+	// kernel's nor ours. The whole run took 63 s single threaded here,
+	// as long as before. GOTRACE_VMTEST_ACCEL overrides.
 	accel := "tcg,thread=single"
 	if v := os.Getenv("GOTRACE_VMTEST_ACCEL"); v != "" {
 		accel = v

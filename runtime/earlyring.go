@@ -52,21 +52,7 @@ func quiesce() { background.Wait() }
 // pages, for a script about to load, unless one of that size is already
 // being made. It returns at once; a failure (not root, no ring buffers) is
 // left for LoadWith to meet and report.
-func PrepareRing(pagesPerCPU int) {
-	e := &earlyRing{size: ringBufSize(0, pagesPerCPU), done: make(chan struct{})}
-	earlyMu.Lock()
-	old := early
-	if old != nil && old.size == e.size {
-		// Asked again (the command's guess from the text, then the
-		// compiler): the one being made serves.
-		earlyMu.Unlock()
-		return
-	}
-	early = e
-	earlyMu.Unlock()
-	old.discard()
-	e.start(nil)
-}
+func PrepareRing(pagesPerCPU int) { prepareRing(ringBufSize(0, pagesPerCPU), nil) }
 
 // AdoptRing takes, as the ring PrepareRing would make, a ring buffer of
 // size bytes the command made before the runtime was ready (fd waits for
@@ -74,10 +60,20 @@ func PrepareRing(pagesPerCPU int) {
 // to be a ring of that size and the runtime's name; if it is not, or
 // making it failed, the ring is made here as PrepareRing makes it. A later
 // PrepareRing of the same size is then served by it.
-func AdoptRing(size uint32, fd func() (int, error)) {
+func AdoptRing(size uint32, fd func() (int, error)) { prepareRing(size, fd) }
+
+// prepareRing makes the ring of size bytes the next load takes, from fd's
+// descriptor when fd is given; without one, a ring of that size already
+// being made serves (the command's guess from the text, then the
+// compiler's call).
+func prepareRing(size uint32, fd func() (int, error)) {
 	e := &earlyRing{size: size, done: make(chan struct{})}
 	earlyMu.Lock()
 	old := early
+	if fd == nil && old != nil && old.size == size {
+		earlyMu.Unlock()
+		return
+	}
 	early = e
 	earlyMu.Unlock()
 	old.discard()

@@ -142,7 +142,7 @@ var offsetofScript = scriptOf("TestValueFunctions", `BEGIN { printf("%d %d\n", o
 // (kaddr against /proc/kallsyms).
 func TestValueFunctions(t *testing.T) {
 	requireTracing(t, testkit.BTF)
-	addr := kallsym(t, "do_sys_openat2")
+	addr := testkit.KallsymsAddr(t, "do_sys_openat2")
 	script := strings.ReplaceAll(valuesScript, "KADDR", fmt.Sprint(addr))
 	got := gt(t, "-e", script)
 	want := `127.0.0.1|192.168.1.1|No such file or directory
@@ -157,23 +157,6 @@ Operation not permitted
 	bpftraceSame(t, got, "-e", script)
 	off := btfOffset(t, "task_struct", "pid")
 	expect(t, "offsetof", gt(t, "-e", strings.ReplaceAll(offsetofScript, "OFFPID", fmt.Sprint(off))), "1 1\n")
-}
-
-func kallsym(t *testing.T, name string) uint64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/kallsyms")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		if len(f) >= 3 && f[2] == name {
-			v, _ := strconv.ParseUint(f[0], 16, 64)
-			return v
-		}
-	}
-	t.Fatalf("%s not in /proc/kallsyms", name)
-	return 0
 }
 
 var uprobeScript = scriptOf("TestUprobeFunctions", `uprobe:BIN:target /pid == PID && @t == 0/ { @t = 1; printf("%lld %lld %lld %s %s\n", arg0, arg1, reg("di"), func, probe); }

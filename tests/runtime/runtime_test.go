@@ -281,7 +281,7 @@ func substituter(t *testing.T, c Case, pid int) func(string) string {
 			case "comm":
 				return helperComm(t, arg)
 			case "kaddr":
-				return strconv.FormatInt(int64(kallsymsAddr(t, arg)), 10)
+				return strconv.FormatInt(int64(testkit.KallsymsAddr(t, arg)), 10)
 			case "pid":
 				if pid == 0 {
 					t.Fatalf("%s:%d: case %q: {pid} without a helper workload", c.File, c.Line, c.Name)
@@ -315,26 +315,6 @@ func helperComm(t *testing.T, name string) string {
 
 // possibleCPUs counts the CPUs of /sys/devices/system/cpu/possible
 // ("0-3,8,10-11").
-// kallsymsAddr is symbol's address in /proc/kallsyms (the first one).
-func kallsymsAddr(t *testing.T, symbol string) uint64 {
-	b, err := os.ReadFile("/proc/kallsyms")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		if len(f) >= 3 && f[2] == symbol {
-			a, err := strconv.ParseUint(f[0], 16, 64)
-			if err != nil || a == 0 {
-				t.Fatalf("kallsyms: %q (run as root to see addresses)", l)
-			}
-			return a
-		}
-	}
-	t.Fatalf("kallsyms has no %s", symbol)
-	return 0
-}
-
 func possibleCPUs(t *testing.T) int {
 	b, err := os.ReadFile("/sys/devices/system/cpu/possible")
 	if err != nil {

@@ -450,9 +450,34 @@ func TestDetachUnderLoad(t *testing.T) {
 	const n = 50
 	for _, tc := range gotraceScripts(n) {
 		t.Run(tc.name, func(t *testing.T) {
+			before := cpuTicks(t, loop.Process.Pid)
 			runGotraceScript(t, tc, n)
+			// The loop ran beside the script (else this tests nothing
+			// more than TestGotraceScripts).
+			if after := cpuTicks(t, loop.Process.Pid); after <= before {
+				t.Errorf("the gettid loop used no CPU while %s ran (%d -> %d ticks)", tc.name, before, after)
+			}
 		})
 	}
+}
+
+// cpuTicks is process pid's user+system time in clock ticks
+// (/proc/PID/stat fields 14 and 15); it fails t once the process is gone.
+func cpuTicks(t *testing.T, pid int) uint64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatalf("the gettid loop: %v", err)
+	}
+	// After the command's ")": state is field 3, utime and stime 14, 15.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 || f[0] == "Z" {
+		t.Fatalf("the gettid loop is gone: %s", b)
+	}
+	var u, s uint64
+	fmt.Sscan(f[11], &u)
+	fmt.Sscan(f[12], &s)
+	return u + s
 }
 
 // gettidLoop calls gettid on two threads until killed.

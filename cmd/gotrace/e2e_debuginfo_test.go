@@ -41,29 +41,47 @@ func TestSeparateDebugInfo(t *testing.T) {
 	requireTracing(t)
 	bt := requireBpftrace(t)
 	bin := strippedUfunc(t)
-	// both runs gotrace and bpftrace with args; each stdout must be want,
-	// or (want == "") the same as the other's and contain every string of has.
+	// both runs gotrace and bpftrace with args; each stdout (through
+	// norm) must be want, or (want == "") the same as the other's and
+	// contain every string of has.
+	norm := body
 	both := func(want string, has []string, args ...string) {
 		t.Helper()
 		g := gt(t, 60*time.Second, args...)
 		b := testkit.RunBounded(t, 60*time.Second, exec.Command(bt, args...))
 		if want == "" {
-			want = body(b.Stdout)
+			want = norm(b.Stdout)
 			for _, l := range has {
 				if !strings.Contains(want, l) {
 					t.Errorf("bpftrace %q: no %q in\n%s", args, l, want)
 				}
 			}
 		}
-		expectOutput(t, "gotrace "+strings.Join(args, " "), body(g.Stdout), want)
-		expectOutput(t, "bpftrace "+strings.Join(args, " "), body(b.Stdout), want)
+		expectOutput(t, "gotrace "+strings.Join(args, " "), norm(g.Stdout), want)
+		expectOutput(t, "bpftrace "+strings.Join(args, " "), norm(b.Stdout), want)
 	}
 	both("uprobe:"+bin+":chain_a\nuprobe:"+bin+":chain_b\n", nil, "-l", "uprobe:"+bin+":chain*")
 	both("uprobe:"+bin+":point_sum\n    struct point* p\n", nil, "-lv", "uprobe:"+bin+":point_sum")
 	// ustack printed while the helper still runs (its maps are read then).
+	// Only the first event is compared: the helper calls target in a
+	// loop, so either tool may print a second event that was already in
+	// its buffer at exit(); bpftrace prints that one after it has ended
+	// the helper, as bare addresses (CI saw it once).
+	norm = firstEvent
 	both("", []string{"\n        target+0\n", "\n        chain_a+"},
 		"-e", "uprobe:"+bin+`:target { printf("%s", ustack); exit(); }`, "-c", bin+" 3000000")
+	norm = body
 	both("\n\n@[3]: 2\n", nil, "-e", "uprobe:"+bin+`:target /args->a == 3/ { @[args->a] = count(); }`, "-c", bin+" 8")
+}
+
+// firstEvent is the first of the "\n<frames>\n" blocks printf("%s",
+// ustack) prints, one per event.
+func firstEvent(s string) string {
+	s = body(s)
+	if i := strings.Index(s, "\n\n"); i >= 0 {
+		return s[:i+2]
+	}
+	return s
 }
 
 // TestLibcDebugPackage: with Debian's libc6-dbg installed, libc's static

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"golang.org/x/sys/unix"
 )
 
 // The event ring buffer is the costliest object a typical script creates
@@ -17,19 +18,22 @@ import (
 // The reader maps the pages at its first read (ring.go).
 
 // earlyRing is a ring buffer being made ahead of LoadWith: the map and its
-// reader (done closes once both are made; the reader maps nothing yet).
+// reader (made by make, the reader mapping nothing yet), from the
+// descriptor fd gives when it is given (adopt).
 type earlyRing struct {
 	size uint32
-	done chan struct{}
+	fd   func() (int, error)
+	a    *ahead
 	m    *ebpf.Map
 	rd   *ringReader
 	err  error
 }
 
-// reader waits for the ring's reader; nil if making it failed (the
-// session then makes its own and reports the failure).
+// reader returns the ring's reader, making the ring here if its goroutine
+// has not begun; nil if making it failed (the session then makes its own
+// and reports the failure).
 func (e *earlyRing) reader() *ringReader {
-	<-e.done
+	e.a.wait()
 	return e.rd
 }
 
@@ -67,7 +71,8 @@ func AdoptRing(size uint32, fd func() (int, error)) { prepareRing(size, fd) }
 // being made serves (the command's guess from the text, then the
 // compiler's call).
 func prepareRing(size uint32, fd func() (int, error)) {
-	e := &earlyRing{size: size, done: make(chan struct{})}
+	e := &earlyRing{size: size, fd: fd}
+	e.a = newAhead(e.make)
 	earlyMu.Lock()
 	old := early
 	if fd == nil && old != nil && old.size == size {
@@ -77,31 +82,36 @@ func prepareRing(size uint32, fd func() (int, error)) {
 	early = e
 	earlyMu.Unlock()
 	old.discard()
-	e.start(fd)
+	e.start()
 }
 
-// start makes e's ring and its reader on another goroutine: the ring fd
-// gives if it is the one (adopt), else a new one.
-func (e *earlyRing) start(fd func() (int, error)) {
+// start makes e's ring and its reader on another goroutine, unless the
+// load has made them by the time it runs.
+func (e *earlyRing) start() {
 	background.Add(1)
 	go func() {
 		defer background.Done()
-		defer close(e.done)
-		if fd != nil {
-			e.m, e.err = adopt(fd, e.size)
-		}
-		if fd == nil || e.err != nil {
-			raiseMemlock()
-			e.m, e.err = ebpf.NewMap(ringSpec(e.size))
-			if e.err != nil {
-				return
-			}
-		}
-		// Its pages are mapped by its first read, once loaded.
-		if rd, err := newRingReader(e.m); err == nil {
-			e.rd = rd
-		}
+		e.a.do()
 	}()
+}
+
+// make makes e's ring, the one e.fd gives if it is the one (adopt), else a
+// new one, and its reader.
+func (e *earlyRing) make() {
+	if e.fd != nil {
+		e.m, e.err = adopt(e.fd, e.size)
+	}
+	if e.fd == nil || e.err != nil {
+		raiseMemlock()
+		e.m, e.err = ebpf.NewMap(ringSpec(e.size))
+		if e.err != nil {
+			return
+		}
+	}
+	// Its pages are mapped by its first read, once loaded.
+	if rd, err := newRingReader(e.m); err == nil {
+		e.rd = rd
+	}
 }
 
 // adopt wraps the ring fd gives, if it is the ring ringSpec(size) makes.
@@ -145,7 +155,7 @@ func takeEarlyRing(spec *ebpf.MapSpec) (*ebpf.Map, *earlyRing) {
 		e.discard()
 		return nil, nil
 	}
-	<-e.done
+	e.a.wait()
 	if e.err != nil {
 		return nil, nil
 	}
@@ -161,8 +171,9 @@ func discardEarlyRing() {
 	e.discard()
 }
 
-// discard closes e's map and reader once they are made (in the
-// background: nothing waits for a ring no one uses).
+// discard closes e's map and reader once they are made, or keeps them
+// from being made (in the background: nothing waits for a ring no one
+// uses).
 func (e *earlyRing) discard() {
 	if e == nil {
 		return
@@ -170,7 +181,15 @@ func (e *earlyRing) discard() {
 	background.Add(1)
 	go func() {
 		defer background.Done()
-		<-e.done
+		if e.a.cancel() {
+			// Never made: only the adopted descriptor, if any, is open.
+			if e.fd != nil {
+				if raw, err := e.fd(); err == nil && raw >= 0 {
+					unix.Close(raw)
+				}
+			}
+			return
+		}
 		if e.rd != nil {
 			e.rd.Close()
 		}

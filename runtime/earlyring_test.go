@@ -1,7 +1,10 @@
 package runtime
 
 import (
+	"fmt"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
@@ -22,7 +25,7 @@ func TestPrepareRing(t *testing.T) {
 	if e == nil {
 		t.Fatal("PrepareRing prepared nothing")
 	}
-	<-e.done
+	e.a.wait()
 	if e.err != nil {
 		t.Fatal(e.err)
 	}
@@ -158,4 +161,69 @@ func TestAdoptRing(t *testing.T) {
 	}
 	l2.Close()
 	checkNoLeaks(t, before) // the wrong descriptor was closed too
+}
+
+// TestEarlyRingMadeByLoad: a prepared ring whose goroutine has not begun
+// by the load is made by the load itself (no goroutine runs it here: a
+// load that waited for one would never return), and is the load's ring.
+func TestEarlyRingMadeByLoad(t *testing.T) {
+	requireBPF(t)
+	e := &earlyRing{size: ringBufSize(0, 0)}
+	e.a = newAhead(e.make) // not started
+	earlyMu.Lock()
+	early = e
+	earlyMu.Unlock()
+	type loaded struct {
+		l   *Loaded
+		err error
+	}
+	got := make(chan loaded, 1)
+	go func() { l, err := Load(burstSpec(10)); got <- loaded{l, err} }()
+	var r loaded
+	select {
+	case r = <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the load waited for a ring no goroutine makes")
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	defer r.l.Close()
+	if e.m == nil || r.l.Maps[RingBufMap] != e.m || r.l.ring != e {
+		t.Fatalf("the load did not use the ring it made for the prepared one (%v)", e.err)
+	}
+	if e.a.do() {
+		t.Error("the prepared ring's goroutine, late, made it again")
+	}
+	rd := r.l.takeRing()
+	if rd == nil {
+		t.Fatal("no reader made with the ring")
+	}
+	rd.Close()
+}
+
+// TestEarlyRingDiscardUnstarted: discarding an adopted ring whose
+// goroutine never began closes the adopted descriptor and makes nothing.
+func TestEarlyRingDiscardUnstarted(t *testing.T) {
+	requireBPF(t)
+	m, err := ebpf.NewMap(ringSpec(ringBufSize(0, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := unix.FcntlInt(uintptr(m.FD()), unix.F_DUPFD_CLOEXEC, 0)
+	m.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &earlyRing{size: ringBufSize(0, 0), fd: func() (int, error) { return raw, nil }}
+	e.a = newAhead(e.make)
+	e.discard()
+	quiesce()
+	if e.m != nil || e.rd != nil {
+		t.Error("a discarded ring was made")
+	}
+	if _, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", raw)); err == nil {
+		unix.Close(raw)
+		t.Errorf("the adopted descriptor %d is still open after the discard", raw)
+	}
 }

@@ -142,10 +142,12 @@ func openTracepoint(cat, name string, disabled bool) (int, error) {
 // earlyTracepoint is one tracepoint event being opened ahead.
 type earlyTracepoint struct {
 	cat, name string
-	done      chan struct{} // closed once fd or err is set
+	a         *ahead // opens it
 	fd        int
 	err       error
 }
+
+func (e *earlyTracepoint) open() { e.fd, e.err = openTracepoint(e.cat, e.name, true) }
 
 var (
 	earlyTPMu sync.Mutex
@@ -178,7 +180,8 @@ func PrepareTracepoints(aps []*lang.AttachPoint) {
 		if earlyTPs[k] != nil {
 			continue
 		}
-		e := &earlyTracepoint{cat: ap.Target, name: ap.Func, done: make(chan struct{}), fd: -1}
+		e := &earlyTracepoint{cat: ap.Target, name: ap.Func, fd: -1}
+		e.a = newAhead(e.open)
 		earlyTPs[k] = e
 		todo = append(todo, e)
 	}
@@ -188,8 +191,7 @@ func PrepareTracepoints(aps []*lang.AttachPoint) {
 	}
 	go func() {
 		for _, e := range todo {
-			e.fd, e.err = openTracepoint(e.cat, e.name, true)
-			close(e.done)
+			e.a.do() // unless its attach has begun opening it
 		}
 	}()
 }
@@ -213,7 +215,7 @@ func takeEarlyTracepoint(cat, name string) (int, bool) {
 	if e == nil {
 		return -1, false
 	}
-	<-e.done
+	e.a.wait() // opened here if the goroutine has not begun it
 	if e.err != nil {
 		return -1, false
 	}
@@ -234,7 +236,9 @@ func DiscardTracepoints() {
 	earlyTPs = nil
 	earlyTPMu.Unlock()
 	for _, e := range all {
-		<-e.done
+		if e.a.cancel() {
+			continue // never opened
+		}
 		if e.err == nil {
 			unix.Close(e.fd)
 		}

@@ -43,7 +43,7 @@ func TestEarlyTracepointTaken(t *testing.T) {
 	earlyTPMu.Lock()
 	n := len(earlyTPs)
 	for _, e := range earlyTPs {
-		<-e.done // opened (the fds below)
+		e.a.wait() // opened (the fds below)
 	}
 	getpidEv, getppidEv := earlyTPs["syscalls:sys_enter_getpid"], earlyTPs["syscalls:sys_enter_getppid"]
 	earlyTPMu.Unlock()

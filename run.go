@@ -38,6 +38,10 @@ type RunOptions struct {
 	NoFeature  []string // --no-feature
 	// Mode is bpftrace 0.26's --mode ("" runs the script).
 	Mode string
+	// RunOn, when set, runs the BEGIN, END, self and test probes'
+	// programs (runtime.Options.RunOn): the command runs them on the
+	// process's first thread.
+	RunOn func(func())
 
 	// Command (-c) is the command to run and trace, split into words, and
 	// CommandEnv its environment.
@@ -120,6 +124,7 @@ func Run(ctx context.Context, c *Compiled, opts RunOptions) error {
 		NoFeature:      opts.NoFeature,
 		NotifyAttached: opts.NotifyAttached,
 		Mode:           opts.Mode,
+		RunOn:          opts.RunOn,
 		Command:        opts.Command,
 		CommandEnv:     opts.CommandEnv,
 		// config = { print_maps_on_exit = 0 } (or its variable).

@@ -28,10 +28,21 @@ func (l *Loaded) RunOnce(p *compiler.Program) error {
 	if prog.Type() != ebpf.RawTracepoint {
 		return fmt.Errorf("run %s: BEGIN/END/self programs must be RAW_TRACEPOINT, got %s", p.Name, prog.Type())
 	}
-	if _, err := prog.Run(&ebpf.RunOptions{Context: rawTPContext}); err != nil {
+	var err error
+	l.on(func() { _, err = prog.Run(&ebpf.RunOptions{Context: rawTPContext}) })
+	if err != nil {
 		return fmt.Errorf("run %s: %w", p.Name, err)
 	}
 	return nil
+}
+
+// on runs f on the thread Options.RunOn gives, or here without one.
+func (l *Loaded) on(f func()) {
+	if l.runOn != nil {
+		l.runOn(f)
+		return
+	}
+	f()
 }
 
 // RunBegin runs every BEGIN program, in script order.

@@ -34,15 +34,23 @@ func (l *Loaded) RunBench(pl *plan) ([]output.Bench, error) {
 			return nil, fmt.Errorf("bench:%s: program not loaded", b.name)
 		}
 		opts := &ebpf.RunOptions{Context: rawTPContext}
-		start := time.Now()
+		var took time.Duration
+		var err error
 		iters := 0
-		for iters < benchIters && (iters == 0 || time.Since(start) < benchTime) {
-			if _, err := prog.Run(opts); err != nil {
-				return nil, fmt.Errorf("bench:%s: %w", b.name, err)
+		l.on(func() { // on BEGIN's thread, timed there
+			start := time.Now()
+			for iters < benchIters && (iters == 0 || time.Since(start) < benchTime) {
+				if _, err = prog.Run(opts); err != nil {
+					return
+				}
+				iters++
 			}
-			iters++
+			took = time.Since(start)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("bench:%s: %w", b.name, err)
 		}
-		out = append(out, output.Bench{Name: b.name, AvgNs: uint64(time.Since(start).Nanoseconds()) / uint64(iters), Iters: uint64(iters)})
+		out = append(out, output.Bench{Name: b.name, AvgNs: uint64(took.Nanoseconds()) / uint64(iters), Iters: uint64(iters)})
 	}
 	return out, nil
 }

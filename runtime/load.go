@@ -40,6 +40,8 @@ type Loaded struct {
 	// ring is the ring buffer PrepareRing made, whose reader the session
 	// takes (takeRing).
 	ring *earlyRing
+	// runOn is Options.RunOn, for the programs run from user space.
+	runOn func(func())
 }
 
 // takeRing returns the reader PrepareRing made for the ring buffer, once,

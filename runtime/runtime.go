@@ -75,6 +75,12 @@ type Options struct {
 	// Mode is bpftrace 0.26's --mode: "bench" runs the bench:NAME probes
 	// after BEGIN, prints their times and exits; "" runs the script.
 	Mode string
+	// RunOn, when set, is how the programs run from user space (BEGIN,
+	// END, self:signal and the test probes) are run: RunOn(f) calls f on
+	// the thread they are to see as tid, and returns once f has. The
+	// command gives its first thread (tid == pid, as in bpftrace); nil
+	// runs them on the calling goroutine's thread.
+	RunOn func(func())
 	// Stdout receives the "Attaching N probes..." line and the notify line;
 	// Stderr warnings, the verbose verifier log and loss reports.
 	Stdout  io.Writer

@@ -169,6 +169,7 @@ func (s *session) load() error {
 		return err
 	}
 	s.l = l
+	l.runOn = s.opts.RunOn
 	timing.mark("load")
 	if err := l.writeStart(); err != nil {
 		return err

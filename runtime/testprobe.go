@@ -53,7 +53,9 @@ func (s *session) runTests(pl *plan, rd *ringReader) (failed bool, err error) {
 			capt.StartCapture()
 		}
 		start := time.Now()
-		ret, runErr := prog.Run(&ebpf.RunOptions{Context: rawTPContext})
+		var ret uint32
+		var runErr error
+		s.l.on(func() { ret, runErr = prog.Run(&ebpf.RunOptions{Context: rawTPContext}) })
 		took := time.Since(start)
 		var readErr error
 		if rd != nil {

@@ -59,8 +59,10 @@ func TestV026PidNamespace(t *testing.T) {
 	}
 }
 
-// TestBeginOnMainThread: BEGIN and END run on the tracer's main thread
-// (tid == pid, as in bpftrace: main's goroutine is locked to it).
+// TestBeginOnMainThread: BEGIN, END and the test and bench probes run on
+// the tracer's main thread (tid == pid, as in bpftrace), though the command
+// runs on another (onFirstThread: main's goroutine keeps the first thread
+// for them).
 func TestBeginOnMainThread(t *testing.T) {
 	requireTracing(t)
 	for _, v := range []string{"0.17", "0.26"} {
@@ -72,6 +74,15 @@ func TestBeginOnMainThread(t *testing.T) {
 		}
 		if got := stdoutOf(r); !strings.Contains(got, "begin 1\n") || !strings.Contains(got, "end 1") {
 			t.Errorf("--compat %s: stdout %q, want begin 1 and end 1 (tid == pid)", v, got)
+		}
+	}
+	for _, c := range []struct{ mode, script, want string }{
+		{"test", `test:a { @main = tid == pid; } END { printf("test %d\n", @main); clear(@main); }`, "test 1"},
+		{"bench", `bench:b { @main = tid == pid; } END { printf("bench %d\n", @main); clear(@main); }`, "bench 1"},
+	} {
+		r := testkit.RunBounded(t, 20*time.Second, exec.Command(testkit.Gotrace(t), "--mode", c.mode, "-e", c.script))
+		if got := stdoutOf(r); r.ExitCode != 0 || !strings.Contains(got, c.want) {
+			t.Errorf("--mode %s: exit %d, stdout %q, want %q (tid == pid); stderr:\n%s", c.mode, r.ExitCode, got, c.want, r.Stderr)
 		}
 	}
 }

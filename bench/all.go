@@ -92,7 +92,7 @@ func runAll(smoke bool, rounds int, only, gotraceBin, bpftraceBin, jsonOut, accO
 		}
 		for _, sc := range scripts {
 			fmt.Fprintf(os.Stderr, "bench: %s ...\n", sc.Name)
-			rep.Results = append(rep.Results, benchScript(sc, tools, rounds))
+			rep.Results = append(rep.Results, benchScript(sc, tools, rounds, startups))
 		}
 		if stats != nil {
 			stats.Close() // the curves run without the stats' overhead
@@ -259,7 +259,7 @@ func acceptance(all *AllReport, ref, dut, floor string) []Check {
 	for _, name := range []string{"count", "hist", "comm-filter", "printf"} {
 		c := Check{Check: "start-up " + name + ": gotrace/bpftrace", Limit: 0.10, Verdict: "n/a", Detail: "not measured"}
 		if r := results[name]; r != nil {
-			g, b := goodSamples(r, dut), goodSamples(r, ref)
+			g, b := startupSamples(r, dut), startupSamples(r, ref)
 			if len(g) > 0 && len(b) > 0 && med(b, startup) > 0 {
 				c.Value = med(g, startup) / med(b, startup)
 				c.Verdict = verdict(c.Value <= c.Limit)

@@ -60,7 +60,11 @@ func main() {
 	curves := flag.Bool("curves", false, "run only the scale curves (curves.go): map printing, attach/detach, script size; -only picks curves by name")
 	all := flag.Bool("all", false, "issue 20's acceptance run: the per-script table with the floor (-rounds, default 3), then every scale curve, one header, an acceptance block; -only picks scripts and curves by name")
 	accOut := flag.String("acceptance", "", "-all: also write the acceptance checks as JSON to this file")
+	flag.IntVar(&startups, "startups", 15, "start-up-only runs per tool and script, interleaved, for the start-up row (-smoke: 1)")
 	flag.Parse()
+	if *smoke {
+		startups = min(startups, 1)
+	}
 	if *all {
 		r := allRounds
 		flag.Visit(func(f *flag.Flag) {
@@ -88,6 +92,10 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// startups is -startups: the start-up-only runs per tool and script
+// (startupRuns).
+var startups int
 
 // loadOpts are the load benchmark's flags.
 type loadOpts struct {
@@ -173,7 +181,7 @@ func run(smoke bool, rounds int, only, gotraceBin, bpftraceBin, jsonOut string, 
 	}
 	for _, sc := range scripts {
 		fmt.Fprintf(os.Stderr, "bench: %s ...\n", sc.Name)
-		rep.Results = append(rep.Results, benchScript(sc, tools, rounds))
+		rep.Results = append(rep.Results, benchScript(sc, tools, rounds, startups))
 	}
 	rep.Print(os.Stdout)
 	if smoke {

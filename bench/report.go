@@ -15,6 +15,10 @@ type Result struct {
 	Ops        int64               // operations per workload run (0: none)
 	UntracedNs []int64             // workload loop times without a tracer
 	Samples    map[string][]Sample // by tool name
+	// Startups are the start-up-only runs (startupRuns), by tool name:
+	// started, attached, stopped, no workload. The start-up row reads
+	// them when there are any.
+	Startups map[string][]Sample `json:",omitempty"`
 }
 
 // Report is a whole bench run.
@@ -31,7 +35,7 @@ type Report struct {
 // benchScript runs sc on every usable tool, alternating the order per round
 // (A B, B A, …) so drift on the machine falls on both tools alike, with an
 // untraced workload run before each pair.
-func benchScript(sc *Script, tools []*Tool, rounds int) *Result {
+func benchScript(sc *Script, tools []*Tool, rounds, startups int) *Result {
 	r := &Result{Script: sc.Name, Text: sc.Text, Samples: map[string][]Sample{}}
 	if sc.Workload != nil {
 		r.Ops = sc.Workload.Ops
@@ -60,7 +64,55 @@ func benchScript(sc *Script, tools []*Tool, rounds int) *Result {
 			r.Samples[t.Name] = append(r.Samples[t.Name], runOnce(t, sc))
 		}
 	}
+	startupRuns(r, sc, tools, startups)
 	return r
+}
+
+// startupRuns measures sc's start-up alone, startups times per tool (not
+// the floor, which has no start-up row), interleaved A B B A: each run
+// starts the tool, waits for it to attach and stops it, without the
+// workload. In the rounds above each start-up follows the previous tool's
+// whole run, and after one that printed a million events (printf) the
+// next tool's start-up was slower by a varying 0.5-8 ms for either tool;
+// these runs measure the start-up itself, and more of them than the
+// rounds (a median of 9 moved by 1-2 ms between runs here).
+func startupRuns(r *Result, sc *Script, tools []*Tool, startups int) {
+	if sc.SelfExit || startups <= 0 {
+		return // begin-exit's wall time is its run
+	}
+	quiet := *sc
+	quiet.Workload, quiet.During, quiet.Printf = nil, nil, false
+	var order []*Tool
+	for _, t := range tools {
+		if !t.Floor && t.Err == nil {
+			order = append(order, t)
+		}
+	}
+	r.Startups = map[string][]Sample{}
+	for i := 0; i < startups; i++ {
+		for j := range order {
+			t := order[j]
+			if i%2 == 1 {
+				t = order[len(order)-1-j]
+			}
+			r.Startups[t.Name] = append(r.Startups[t.Name], runOnce(t, &quiet))
+		}
+	}
+}
+
+// startupSamples are the samples tool's start-up is read from: its good
+// start-up-only runs if there are any, else its good runs.
+func startupSamples(r *Result, tool string) []Sample {
+	var out []Sample
+	for _, s := range r.Startups[tool] {
+		if s.Err == "" {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return goodSamples(r, tool)
+	}
+	return out
 }
 
 // metric is one table row: how to read it from a tool's good samples.
@@ -70,6 +122,10 @@ type metric struct {
 	fmt   string
 	floor bool // shown for the floor too (per-event work; not the floor process's start-up or exit)
 }
+
+// startupRow is the start-up row's name: it reads the start-up-only runs
+// (startupSamples).
+const startupRow = "start-up to attached ms"
 
 func med(ss []Sample, f func(Sample) float64) float64 {
 	v := make([]float64, len(ss))
@@ -129,7 +185,7 @@ func metricsFor(sc *Result) []metric {
 		)
 	}
 	m = append(m,
-		metric{"start-up to attached ms", field(func(s Sample) float64 { return s.StartupMs }), "%.0f", false},
+		metric{startupRow, field(func(s Sample) float64 { return s.StartupMs }), "%.0f", false},
 		metric{"Ctrl-C to exit ms", field(func(s Sample) float64 { return s.ExitMs }), "%.0f", false},
 		metric{"detach after exit ms", field(func(s Sample) float64 { return s.DetachBgMs }), "%.0f", false},
 		metric{"peak RSS MiB", field(func(s Sample) float64 { return float64(s.RSSKiB) / 1024 }), "%.1f", false},
@@ -196,8 +252,12 @@ func (rep *Report) printTable(w io.Writer) {
 			if i == 0 {
 				name = r.Script
 			}
-			va, oka := value(m, r, good[a])
-			vb, okb := value(m, r, good[b])
+			ga, gb, gf := good[a], good[b], good[f]
+			if m.name == startupRow {
+				ga, gb, gf = startupSamples(r, a), startupSamples(r, b), startupSamples(r, f)
+			}
+			va, oka := value(m, r, ga)
+			vb, okb := value(m, r, gb)
 			ratio := "n/a"
 			if oka && okb && va != 0 {
 				ratio = fmt.Sprintf("%.2f", vb/va)
@@ -208,7 +268,7 @@ func (rep *Report) printTable(w io.Writer) {
 			}
 			fv, fr := "", ""
 			if m.floor && len(r.Samples[f]) > 0 {
-				vf, okf := value(m, r, good[f])
+				vf, okf := value(m, r, gf)
 				fv, fr = show(m, vf, okf), "n/a"
 				if okb && okf && vf != 0 {
 					fr = fmt.Sprintf("%.2f", vb/vf)

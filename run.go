@@ -38,7 +38,7 @@ type RunOptions struct {
 	NoFeature  []string // --no-feature
 	// Mode is bpftrace 0.26's --mode ("" runs the script).
 	Mode string
-	// RunOn, when set, runs the BEGIN, END, self and test probes'
+	// RunOn, when set, runs the BEGIN, END, self, test and bench probes'
 	// programs (runtime.Options.RunOn): the command runs them on the
 	// process's first thread.
 	RunOn func(func())

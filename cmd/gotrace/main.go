@@ -57,8 +57,9 @@ func onFirstThread(f func()) {
 // thread, a wake-up and a sleep of two threads, each time it blocks and
 // resumes, and starting up blocks it often (for the parser, the ring
 // buffer, the tracepoints made meanwhile); with the command on the first
-// thread, start-up to attached took 0.4 ms (8%) longer here. The main
-// goroutine keeps the first thread for onFirstThread.
+// thread, printf's start-up to attached took 0.3 ms (5%) longer here
+// (medians of 120). The main goroutine keeps the first thread for
+// onFirstThread.
 func main() {
 	if hasEnv("GOTRACE_TIMING") {
 		runtime.EnableTiming(os.Stderr) // one line per run phase

@@ -77,7 +77,7 @@ func benchScript(sc *Script, tools []*Tool, rounds, startups int) *Result {
 // these runs measure the start-up itself, and more of them than the
 // rounds (a median of 9 moved by 1-2 ms between runs here).
 func startupRuns(r *Result, sc *Script, tools []*Tool, startups int) {
-	if sc.SelfExit || startups <= 0 {
+	if sc.SelfExit || sc.RoundsStartup || startups <= 0 {
 		return // begin-exit's wall time is its run
 	}
 	quiet := *sc

@@ -20,6 +20,10 @@ type Script struct {
 	// SelfExit scripts end by themselves (BEGIN { exit(); }): measured as
 	// wall time from start to exit.
 	SelfExit bool
+	// RoundsStartup: the start-up row comes from the rounds, without
+	// start-up-only runs (startupRuns): the detach run, whose every
+	// bpftrace exit takes ~25 s.
+	RoundsStartup bool
 	// Env is added to the tool's environment (map and probe limits of
 	// the scale curves).
 	Env []string
@@ -51,7 +55,7 @@ func allScripts(w map[string]*Workload) []*Script {
 			Text: `tracepoint:syscalls:sys_enter_openat { @[comm, str(args->filename)] = count(); }`},
 		{Name: "begin-exit", SelfExit: true,
 			Text: `BEGIN { exit(); }`},
-		{Name: "detach-sys_enter", // hundreds of tracepoints: attach and detach time
+		{Name: "detach-sys_enter", RoundsStartup: true, // hundreds of tracepoints: attach and detach time
 			Text: `tracepoint:syscalls:sys_enter_* { @ = count(); }`},
 	}
 }

@@ -314,3 +314,35 @@ func TestGotraceBuilds(t *testing.T) {
 		t.Errorf("second Gotrace call built again: %s vs %s", again, bin)
 	}
 }
+
+// TestStopResendsMissedSignal: a tracer that misses the first SIGINT and
+// sleeps in epoll_wait (as bpftrace 0.17 can) gets it again and exits
+// within the timeout, its output kept.
+func TestStopResendsMissedSignal(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("no python3 (CI installs it for the conformance runner)")
+		}
+		t.Skip("no python3")
+	}
+	script := `
+import os, select, signal, sys
+seen = []
+def on_int(*_):
+    seen.append(1)
+    if len(seen) == 2:
+        print("@: 2 signals"); sys.stdout.flush(); os._exit(0)
+signal.signal(signal.SIGINT, on_int)
+print("` + NotifyAttached + `", file=sys.stderr); sys.stderr.flush()
+ep = select.epoll()
+while True:
+    ep.poll(-1)
+`
+	tr := StartTracer(t, 20*time.Second, py, "-c", script)
+	start := time.Now()
+	r := tr.Stop(syscall.SIGINT, 30*time.Second)
+	if r.TimedOut || !strings.Contains(r.Stdout, "@: 2 signals") {
+		t.Fatalf("timed out %v after %v; stdout %q, stderr %q", r.TimedOut, time.Since(start), r.Stdout, r.Stderr)
+	}
+}

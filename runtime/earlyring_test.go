@@ -142,15 +142,7 @@ func TestAdoptRing(t *testing.T) {
 	l.Close()
 
 	// Not a ring: closed, and a ring made.
-	arr, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	afd, err := unix.FcntlInt(uintptr(arr.FD()), unix.F_DUPFD_CLOEXEC, 0)
-	arr.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	afd := rawMapFD(t, &ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
 	AdoptRing(size, func() (int, error) { return afd, nil })
 	l2, err := Load(burstSpec(10))
 	if err != nil {
@@ -206,15 +198,7 @@ func TestEarlyRingMadeByLoad(t *testing.T) {
 // goroutine never began closes the adopted descriptor and makes nothing.
 func TestEarlyRingDiscardUnstarted(t *testing.T) {
 	requireBPF(t)
-	m, err := ebpf.NewMap(ringSpec(ringBufSize(0, 0)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := unix.FcntlInt(uintptr(m.FD()), unix.F_DUPFD_CLOEXEC, 0)
-	m.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := rawMapFD(t, ringSpec(ringBufSize(0, 0)))
 	e := &earlyRing{size: ringBufSize(0, 0), fd: func() (int, error) { return raw, nil }}
 	e.a = newAhead(e.make)
 	e.discard()
@@ -226,4 +210,20 @@ func TestEarlyRingDiscardUnstarted(t *testing.T) {
 		unix.Close(raw)
 		t.Errorf("the adopted descriptor %d is still open after the discard", raw)
 	}
+}
+
+// rawMapFD makes a map of spec and returns a descriptor of it the caller
+// owns, as the command's first init hands one over (AdoptRing).
+func rawMapFD(t *testing.T, spec *ebpf.MapSpec) int {
+	t.Helper()
+	m, err := ebpf.NewMap(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	fd, err := unix.FcntlInt(uintptr(m.FD()), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fd
 }

@@ -174,8 +174,9 @@ func ListWith(w io.Writer, o ListOptions) error {
 		hasProv && !explicit && glob(prov, lang.ProbeUprobe.String()) && strings.Contains(uprobeTarget, "/") {
 		// A wildcard provider lists uprobes when the target is a path
 		// ('*:./prog:*'), as bpftrace does.
+		uprov := prov
 		if !explicit {
-			prov = lang.ProbeUprobe.String()
+			uprov = lang.ProbeUprobe.String()
 		}
 		target, fn, _ := strings.Cut(rest, ":")
 		if fn == "" {
@@ -216,12 +217,14 @@ func ListWith(w io.Writer, o ListOptions) error {
 			if strings.Contains(target, "/") {
 				shown = target
 			}
-			if err := listUprobeFuncs(bw, prov, path, shown, fn, verbose); err != nil {
+			if err := listUprobeFuncs(bw, uprov, path, shown, fn, verbose); err != nil {
 				return err
 			}
 		}
 	}
-	if want(lang.ProbeUSDT) {
+	// As for uprobes, a wildcard provider lists a path's USDT probes
+	// ('*:./prog:*' gives its uprobe: then its usdt: lines, as bpftrace).
+	if want(lang.ProbeUSDT) || hasProv && !explicit && glob(prov, lang.ProbeUSDT.String()) && strings.Contains(uprobeTarget, "/") {
 		if err := listUSDT(bw, rest, 0); err != nil {
 			return err
 		}

@@ -250,6 +250,29 @@ func TestListUprobePathWildcard(t *testing.T) {
 	}
 }
 
+// TestListWildcardProviderPath: a wildcard provider with a binary's path
+// ('*:BIN:*') lists the file's uprobe: then its usdt: probes, as bpftrace
+// 0.17 does (the usdt lines were missing: the uprobe branch took over the
+// provider pattern).
+func TestListWildcardProviderPath(t *testing.T) {
+	requireTracing(t)
+	bt := requireBpftrace(t)
+	bin := testkit.Helper(t, "usdt")
+	for _, p := range []string{"*:" + bin + ":*", "u*:" + bin + ":*", "*:" + bin + ":*loop*", "usdt:" + bin + ":*"} {
+		t.Run(p, func(t *testing.T) {
+			gr := testkit.RunBounded(t, 20*time.Second, exec.Command(testkit.Gotrace(t), "-l", p))
+			br := testkit.RunBounded(t, 20*time.Second, exec.Command(bt, "-l", p))
+			if gr.ExitCode != br.ExitCode {
+				t.Errorf("exit %d, bpftrace %d", gr.ExitCode, br.ExitCode)
+			}
+			if p != "u*:"+bin+":*" && p != "usdt:"+bin+":*" && !strings.Contains("\n"+gr.Stdout, "\nusdt:") {
+				t.Errorf("no usdt: line:\n%s", gr.Stdout)
+			}
+			expectOutput(t, "stdout vs bpftrace", gr.Stdout, br.Stdout)
+		})
+	}
+}
+
 // TestListProgram: in 0.26 mode -l -e PROG and -l FILE list the probes the
 // program attaches (wildcards expanded, -v adds arguments); in 0.17 mode,
 // as bpftrace 0.17, -l -e PROG lists every probe (the program is ignored).

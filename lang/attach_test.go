@@ -4,7 +4,7 @@ import "testing"
 
 // TestParseAttachPointSelfAndUSDT: self:signal:SIGUSR1 with bpftrace
 // 0.26's errors for anything else, and usdt's empty provider part (any
-// provider).
+// provider, and an empty path with -p).
 func TestParseAttachPointSelfAndUSDT(t *testing.T) {
 	for _, c := range []struct {
 		raw  string
@@ -19,7 +19,12 @@ func TestParseAttachPointSelfAndUSDT(t *testing.T) {
 		{"usdt:./bin*::*", "usdt|./bin*|*|*|true"},
 		{"usdt:./bin:tracetest:probe", "usdt|./bin|tracetest|probe|false"},
 		{"usdt:./bin:tracetest:", "empty part in attach point usdt:./bin:tracetest:"},
-		{"usdt:::probe", "empty part in attach point usdt:::probe"},
+		// With -p the path may be empty (every file the process maps), as
+		// bpftrace's "usdt:::*probe2 -p PID"; without -p the runtime says
+		// a probe without a binary needs one.
+		{"usdt:::probe", "usdt||*|probe|true"},
+		{"usdt::tracetest:probe", "usdt||tracetest|probe|false"},
+		{"usdt:::", "empty part in attach point usdt:::"},
 	} {
 		ap, err := ParseAttachPoint(c.raw, Span{})
 		got := ""

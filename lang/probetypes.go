@@ -437,9 +437,15 @@ func parseUprobe(p *apParser) error {
 // parseUSDT: [PATH:[NS:]]NAME; an empty NS matches any (bpftrace 0.26).
 func parseUSDT(p *apParser) error {
 	args := p.args
-	if len(args) == 3 && args[1] == "" && args[0] != "" && args[2] != "" {
+	if len(args) == 3 && args[1] == "" && args[2] != "" {
 		args[1] = "*"
 		p.ap.Wildcard = true
+	}
+	if len(args) == 3 && args[0] == "" && args[2] != "" {
+		// usdt::PROVIDER:NAME (and usdt:::NAME): no path, every file
+		// the -p process maps, as bpftrace's "the target can be skipped".
+		p.ap.Target, p.ap.NS, p.ap.Func = "", args[1], args[2]
+		return nil
 	}
 	if err := p.need(1, 3); err != nil {
 		return err

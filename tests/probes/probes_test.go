@@ -287,15 +287,26 @@ func TestUSDT(t *testing.T) {
 }
 
 // TestUSDTPID: usdt:PROVIDER:NAME with -p finds the probe in the
-// process's mapped files; the semaphore is set in that process.
+// process's mapped files; the semaphore is set in that process. With -p the
+// path may also be left empty, as in bpftrace: usdt::PROVIDER:NAME and
+// usdt:::NAME (any provider).
 func TestUSDTPID(t *testing.T) {
 	setup(t)
 	testkit.Require(t, testkit.SDT)
+	for _, script := range []string{
+		`usdt:gotrace:loop { @ = count(); } usdt:gotrace:guarded { @g = count(); }`,
+		`usdt::gotrace:loop { @ = count(); } usdt::gotrace:guarded { @g = count(); }`,
+		`usdt:::loop { @ = count(); } usdt:::gua*ed { @g = count(); }`,
+	} {
+		t.Run(script, func(t *testing.T) { testUSDTPID(t, script) })
+	}
+}
+
+func testUSDTPID(t *testing.T, script string) {
 	testkit.NoBPFLeaks(t)
 	h := testkit.StartHelper(t, "usdt", strconv.Itoa(n))
 	other := testkit.StartHelper(t, "usdt", "77")
-	tr := testkit.StartTracer(t, 60*time.Second, testkit.Gotrace(t), "-p", strconv.Itoa(h.Pid),
-		"-e", `usdt:gotrace:loop { @ = count(); } usdt:gotrace:guarded { @g = count(); }`)
+	tr := testkit.StartTracer(t, 60*time.Second, testkit.Gotrace(t), "-p", strconv.Itoa(h.Pid), "-e", script)
 	other.Go()
 	h.Go()
 	hr := h.Wait(30 * time.Second)

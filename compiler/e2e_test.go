@@ -1,7 +1,6 @@
 package compiler
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -104,9 +103,7 @@ func TestWildcardTracepointArgsExec(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "run.sh")
 	body := "#!/bin/sh\n/bin/true a b\nexec " + py +
 		` -c 'import os; os.execve(os.open("/bin/true", os.O_RDONLY), ["true", "c", "d"], {})'` + "\n"
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteExecutable(t, script, []byte(body))
 	out := gotrace(t, "-c", script, "-e",
 		`tracepoint:syscalls:sys_enter_exec* { printf("%s ", probe); join(args->argv); }`)
 	expectLine(t, out, "tracepoint:syscalls:sys_enter_execve /bin/true a b")

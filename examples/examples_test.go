@@ -351,9 +351,7 @@ var examples = []example{
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(bin, data, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		testkit.WriteExecutable(t, bin, data)
 		runBounded(t, exec.Command(bin, "if=/dev/zero", "of=/dev/null", "bs=1", "count=7"))
 		return workInfo{}
 	}, check: func(t *testing.T, out string, w workInfo) {
@@ -641,9 +639,7 @@ func runAs(t *testing.T, name, comm string, args ...string) workInfo {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteExecutable(t, bin, data)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "GT_WAIT=") // empty: no handshake
 	if r := runBounded(t, cmd); r.ExitCode != 0 {
@@ -660,9 +656,7 @@ func getentAs(t *testing.T, comm string, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteExecutable(t, bin, data)
 	for i := 0; i < n; i++ {
 		if r := runBounded(t, exec.Command(bin, "ahosts", "localhost")); r.ExitCode != 0 {
 			t.Fatalf("%s ahosts localhost: exit %d: %s", bin, r.ExitCode, r.Stderr)

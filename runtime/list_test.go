@@ -307,9 +307,7 @@ func TestListUSDTByFileAndPID(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range []string{"usdtA", "usdtB"} {
-		if err := os.WriteFile(filepath.Join(dir, n), data, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		testkit.WriteExecutable(t, filepath.Join(dir, n), data)
 	}
 	t.Chdir(dir)
 	var all, loopAB strings.Builder

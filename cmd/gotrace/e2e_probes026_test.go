@@ -67,9 +67,7 @@ func TestUprobeNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "ufunc"), data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteExecutable(t, filepath.Join(dir, "ufunc"), data)
 	cmd := exec.Command(testkit.Gotrace(t), "--compat", "0.26", "-e",
 		`uprobe:./ufun*:chain_* { @[probe] = count(); }`, "-c", "./ufunc 4")
 	cmd.Dir = dir

@@ -45,9 +45,7 @@ func TestCountGetpidCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(bin, b, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		testkit.WriteExecutable(t, bin, b)
 		comm := filepath.Base(bin)
 		if len(comm) > 15 {
 			comm = comm[:15]

@@ -109,9 +109,7 @@ func TestAmbiguousTarget(t *testing.T) {
 		dir := filepath.Join(root, d)
 		os.Mkdir(dir, 0o755)
 		// Two different files: the second has a byte more at the end.
-		if err := os.WriteFile(filepath.Join(dir, "gtambig"), append(src, make([]byte, i)...), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		testkit.WriteExecutable(t, filepath.Join(dir, "gtambig"), append(src, make([]byte, i)...))
 		dirs = append(dirs, dir)
 	}
 	path := dirs[0] + ":" + dirs[1] + ":" + os.Getenv("PATH")

@@ -2,6 +2,7 @@ package sym
 
 import (
 	"debug/elf"
+	"github.com/gotrace/gotrace/internal/testkit"
 	"github.com/gotrace/gotrace/ktypes"
 	"os"
 	"os/exec"
@@ -70,9 +71,7 @@ func TestDebugFileByBuildID(t *testing.T) {
 	// A fresh copy: parsed objects are cached by file identity.
 	cp := filepath.Join(dir, "bid.copy")
 	b, _ := os.ReadFile(stripped)
-	if err := os.WriteFile(cp, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteExecutable(t, cp, b)
 	if !hasSymbol(t, cp, "hidden_fn") {
 		t.Errorf("hidden_fn not found through %s/.build-id/%s/%s.debug", root, id[:2], id[2:])
 	}

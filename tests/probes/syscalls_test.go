@@ -2,7 +2,6 @@ package probes_test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -32,9 +31,7 @@ func TestSyscallsRawTracepoint(t *testing.T) {
 	getpid, openat, reads := testkit.Helper(t, "getpid"), testkit.Helper(t, "openat"), testkit.Helper(t, "reads")
 	sh := filepath.Join(t.TempDir(), "work.sh")
 	body := fmt.Sprintf("%s 300\n%s 40 /etc/hostname /nonexistent/gotrace\n%s -r 7 1 100 4096\n", getpid, openat, reads)
-	if err := os.WriteFile(sh, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteExecutable(t, sh, []byte(body))
 	work := "/bin/sh " + sh
 	// The workload's processes are the -c shell's children.
 	const mine = `/curtask->real_parent->tgid == cpid/`

@@ -224,9 +224,7 @@ func copyFile(t *testing.T, from, to string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(to, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteExecutable(t, to, b)
 }
 
 func runOne(t *testing.T, g group, f fault, i int, gotrace, helper, sleeper string) {

@@ -223,3 +223,10 @@ func (v Version) LiteralLengthWarning() bool { return v == V017 }
 // warnings by other rules (check/warn.go warnSigns026: only when the two
 // integer types have no common type).
 func (v Version) Ints017() bool { return v == V017 }
+
+// HelperErrorLexerStart: bpftrace 0.17 places a failed read's helper_error
+// (-kk) at its expression's start as its lexer counts it, the first
+// character after the white space before it (lang.LexerStart: "$x=((struct
+// s *)0)->f" at the '$', "= ((struct s *) 0)->f" at the outer '('); 0.26
+// places it at the expression itself (the inner '(').
+func (v Version) HelperErrorLexerStart() bool { return v == V017 }

@@ -613,6 +613,11 @@ func (g *gen) checkRead(n lang.Node, fn asm.BuiltinFunc, space types.AddrSpace) 
 		sp.End = sp.Start
 		sp.End.Col++
 		sp.End.Offset++
+	} else if g.c.res.Opts.Compat.HelperErrorLexerStart() {
+		sp = lang.LexerStart(g.c.res.Prog.Src, sp, nil)
+	}
+	if g.c.res.Opts.Compat.Legacy() {
+		sp = lang.ShiftColumns(g.c.res.Prog.Src, sp)
 	}
 	return g.helperErrorIf(sp, probeReadName(fn), asm.JSGE)
 }

@@ -69,6 +69,7 @@ func parseItems(src *Source, diags *Diagnostics) (*lowerer, *Program) {
 	if diags.HasErrors() {
 		return nil, nil
 	}
+	src.shifts = shifts
 	// The lexer's tokens are not kept while the grammar parses (a
 	// multi-megabyte script's tokens take about as much memory as the
 	// grammar's tree): a syntax error, which needs them, lexes again.

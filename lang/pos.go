@@ -50,6 +50,7 @@ type Source struct {
 	Text string
 
 	imported bool // read by an import: its positions name it (Pos.File)
+	shifts   []int // bpftrace 0.17's column shifts (set by Parse; see ShiftColumns)
 }
 
 // Line returns the text of 1-based line n, without its newline.
@@ -96,6 +97,69 @@ func (s *Source) PosAt(off int) Pos {
 	p := Pos{Offset: off, Line: line, Col: col}
 	if s.imported {
 		p.File = s
+	}
+	return p
+}
+
+// LexerStart moves a span's start back to where bpftrace's lexer puts it:
+// its locations advance only past white space, so a node's reported start
+// is the first character after the white space before it. The checker's
+// errors and the compiler's helper_error places both report so; at returns
+// the position of an offset in the span's source (nil: src.PosAt).
+func LexerStart(src *Source, sp Span, at func(off int) Pos) Span {
+	if sp.Start.File != nil {
+		src, at = sp.Start.File, nil // in an imported script
+	}
+	if src == nil || !sp.Start.IsValid() {
+		return sp
+	}
+	off := sp.Start.Offset
+	if off > len(src.Text) {
+		return sp
+	}
+	for off > 0 && !isSpaceByte(src.Text[off-1]) {
+		off--
+	}
+	if off != sp.Start.Offset {
+		if at == nil {
+			at = src.PosAt
+		}
+		sp.Start = at(off)
+	}
+	return sp
+}
+
+func isSpaceByte(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+// ShiftColumns gives sp's columns as bpftrace 0.17 counts them: its lexer
+// counts the character that ends a struct, union or enum type name in a
+// cast, sizeof or offsetof ("*", ")" or ",") twice, so every place after
+// one on the same line is a column further right, once per such type name
+// (the shift offsets the lexer records, kept on the Source by Parse). The
+// marker under an echoed line moves with the columns, as bpftrace's does.
+func ShiftColumns(src *Source, sp Span) Span {
+	if sp.Start.File != nil {
+		src = sp.Start.File // in an imported script
+	}
+	if src == nil || len(src.shifts) == 0 {
+		return sp
+	}
+	sp.Start = src.shiftPos(sp.Start)
+	if sp.End.IsValid() {
+		sp.End = src.shiftPos(sp.End)
+	}
+	return sp
+}
+
+func (s *Source) shiftPos(p Pos) Pos {
+	if !p.IsValid() {
+		return p
+	}
+	lineStart := p.Offset - (p.Col - 1)
+	for _, sh := range s.shifts {
+		if sh >= lineStart && sh < p.Offset {
+			p.Col++
+		}
 	}
 	return p
 }

@@ -219,30 +219,12 @@ func (c *checker) checkDecls() {
 
 // ---- diagnostics ----
 
-// btSpan moves a span's start back to where bpftrace 0.17's lexer would
-// put it: its locations only advance past whitespace, so a node's reported
-// start is the first character after the preceding whitespace.
+// btSpan is sp as bpftrace reports it (lang.LexerStart; 0.17's columns
+// also lang.ShiftColumns).
 func (c *checker) btSpan(sp lang.Span) lang.Span {
-	src := c.src
-	if sp.Start.File != nil {
-		src = sp.Start.File // in an imported script
-	}
-	if src == nil || !sp.Start.IsValid() {
-		return sp
-	}
-	off := sp.Start.Offset
-	if off > len(src.Text) {
-		return sp
-	}
-	for off > 0 && !isSpace(src.Text[off-1]) {
-		off--
-	}
-	if off != sp.Start.Offset {
-		if sp.Start.File != nil {
-			sp.Start = src.PosAt(off)
-		} else {
-			sp.Start = c.posAt(off)
-		}
+	sp = lang.LexerStart(c.src, sp, c.posAt)
+	if c.opts.Compat.Legacy() {
+		sp = lang.ShiftColumns(c.src, sp)
 	}
 	return sp
 }

@@ -231,6 +231,17 @@ func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
 	env.src = l.Spec.Source
 	pl := &plan{}
 	rawGroup := map[string]int{} // lowered syscalls program → its group
+	// The attach points of each clause, to tell a missing tracepoint alone
+	// in its clause (an error) from one beside others (a warning).
+	clauseAPs := map[int]map[*lang.AttachPoint]bool{}
+	for _, p := range l.Spec.Programs {
+		if clauseAPs[p.Clause] == nil {
+			clauseAPs[p.Clause] = map[*lang.AttachPoint]bool{}
+		}
+		for _, ap := range p.Attach {
+			clauseAPs[p.Clause][ap] = true
+		}
+	}
 	for _, p := range l.Spec.Programs {
 		for _, ap := range p.Attach {
 			switch ap.Provider.Type().Trigger {
@@ -266,6 +277,16 @@ func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
 				prov = rawSyscallProvider{}
 			}
 			probes, err := prov.Expand(ap, env)
+			var mt *missingTracepoint
+			if errors.As(err, &mt) && len(clauseAPs[p.Clause]) > 1 {
+				env.warnAt(ap, mt.Msg)
+				if env.MissingProbes == "legacy" {
+					// bpftrace 0.17 counts it in "Attaching N probes..."
+					// (then fails to open it, which it only prints).
+					pl.total++
+				}
+				continue
+			}
 			var nm *noMatchError
 			if errors.As(err, &nm) && env.MissingProbes != "legacy" {
 				// bpftrace 0.26's words, per missing_probes.

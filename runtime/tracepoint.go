@@ -34,7 +34,7 @@ func (tracepointProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, erro
 			return nil, err
 		}
 		if !tracepointExists(cat, ev) {
-			return nil, &lang.HintError{Msg: fmt.Sprintf("tracepoint not found: %s:%s", cat, ev), Hint: suggestTracepoint(cat, ev)}
+			return nil, &missingTracepoint{&lang.HintError{Msg: fmt.Sprintf("tracepoint not found: %s:%s", cat, ev), Hint: suggestTracepoint(cat, ev)}}
 		}
 		return []*Probe{{Name: "tracepoint:" + cat + ":" + ev, Target: cat, Func: ev}}, nil
 	}
@@ -297,3 +297,11 @@ func suggestTracepoint(cat, ev string) string {
 	}
 	return lang.Suggest(cat+":"+ev, names)
 }
+
+// missingTracepoint is a tracepoint named without wildcards that the
+// kernel does not have. Alone in its clause it is an error; beside other
+// attach points it is a warning at its place and the rest attach, as in
+// bpftrace ("t:syscalls:sys_exit_nanosleep,t:syscalls:nonsense { }").
+type missingTracepoint struct{ *lang.HintError }
+
+func (e *missingTracepoint) Unwrap() error { return e.HintError }

@@ -248,8 +248,9 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 	if err != nil {
 		// A compiler error has a place in the script: print it as a
 		// diagnostic, with the source line and marker.
+		// One without a place prints as "ERROR: msg".
 		var ce *compiler.Error
-		if errors.As(err, &ce) && ce.Span.Start.IsValid() {
+		if errors.As(err, &ce) {
 			d := &lang.Diagnostics{Src: src}
 			d.Add(lang.Error, ce.Span, ce.Hint, "%s", ce.Msg)
 			return out, d

@@ -230,3 +230,8 @@ func (v Version) Ints017() bool { return v == V017 }
 // s *)0)->f" at the '$', "= ((struct s *) 0)->f" at the outer '('); 0.26
 // places it at the expression itself (the inner '(').
 func (v Version) HelperErrorLexerStart() bool { return v == V017 }
+
+// CodegenErrorsUnplaced: what bpftrace 0.17 finds only in its code
+// generation (kaddr() of an unknown symbol) it reports without a place, as
+// "ERROR: Failed to compile: MSG"; 0.26 (and gotrace) place it at the call.
+func (v Version) CodegenErrorsUnplaced() bool { return v == V017 }

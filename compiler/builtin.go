@@ -50,6 +50,9 @@ func (g *gen) callBuiltin(e lang.Expr, name string, args []lang.Expr) (*builtinR
 		}
 		var ue *stdlib.UserError
 		if errors.As(err, &ue) {
+			if ue.Codegen && g.c.res.Opts.Compat.CodegenErrorsUnplaced() {
+				return nil, &Error{Msg: "Failed to compile: " + ue.Msg}
+			}
 			return nil, g.errorf(e, "%s", ue.Msg)
 		}
 		return nil, g.errorf(e, "%s: %v", name, err)

@@ -19,7 +19,13 @@ import (
 
 // UserError is an error whose message the compiler shows as is, at the
 // call (bpftrace's exact wording, no "name:" prefix).
-type UserError struct{ Msg string }
+type UserError struct {
+	Msg string
+	// Codegen: bpftrace 0.17 finds this in its code generation and says
+	// so without a place ("ERROR: Failed to compile: MSG"); gotrace places
+	// it at the call otherwise.
+	Codegen bool
+}
 
 func (e *UserError) Error() string { return e.Msg }
 
@@ -349,7 +355,7 @@ func genKaddr(g Gen, c *Call) error {
 	}
 	a, found := g.KernelSymbol(name)
 	if !found {
-		return &UserError{Msg: "Failed to resolve kernel symbol: " + name}
+		return &UserError{Msg: "Failed to resolve kernel symbol: " + name, Codegen: true}
 	}
 	setConst(g, a)
 	return nil

@@ -75,3 +75,15 @@ func DeniedWildcard(kind, pattern string, denied []string, total int) string {
 	return fmt.Sprintf("refusing %s:%s as a whole: %d of the %d functions it matches are in %s, which cannot be traced safely (e.g. %s: %s); nothing was attached. HINT: narrow the pattern to leave them out, or name the functions to trace",
 		kind, pattern, len(denied), total, where, fams[0].example, fams[0].reason)
 }
+
+// BpftraceBannedKretprobe reports whether bpftrace itself refuses a
+// kretprobe on fn (its banned_kretprobes), which it says as "error:
+// kretprobe:FN can't be used as it might lock up your system."; gotrace
+// refuses more (denyRule), and these in bpftrace's words.
+func BpftraceBannedKretprobe(fn string) bool {
+	switch fn {
+	case "_raw_spin_lock", "_raw_spin_lock_irqsave", "_raw_spin_unlock_irqrestore", "queued_spin_lock_slowpath":
+		return true
+	}
+	return false
+}

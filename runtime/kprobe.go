@@ -206,6 +206,11 @@ func expandKernelFuncs(kind string, ap *lang.AttachPoint, env *Env) ([]*Probe, e
 	if ap.Func == "" {
 		return nil, fmt.Errorf("%s needs a function name", kind)
 	}
+	if kind == lang.ProbeKretprobe.String() && compiler.BpftraceBannedKretprobe(ap.Func) {
+		// bpftrace's own refusal, in its words, whether or not this
+		// kernel has the function.
+		return nil, fmt.Errorf("error: kretprobe:%s can't be used as it might lock up your system.", ap.Func)
+	}
 	funcs, err := kernelFuncs()
 	if err != nil {
 		return nil, err

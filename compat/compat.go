@@ -235,3 +235,8 @@ func (v Version) HelperErrorLexerStart() bool { return v == V017 }
 // generation (kaddr() of an unknown symbol) it reports without a place, as
 // "ERROR: Failed to compile: MSG"; 0.26 (and gotrace) place it at the call.
 func (v Version) CodegenErrorsUnplaced() bool { return v == V017 }
+
+// KprobeModules: kprobe:MODULE:FUNC (and kretprobe:) is bpftrace 0.26's
+// (added in 0.20, bpftrace PR #2897); bpftrace 0.17's kprobes take one part, FUNC[+OFFSET],
+// and it says "kprobe probe type requires 1 argument" otherwise.
+func (v Version) KprobeModules() bool { return v != V017 }

@@ -46,6 +46,11 @@ func (c *checker) checkProbe(p *lang.Probe) {
 			c.errAt(ap.Span(), "", "%s", why)
 			continue
 		}
+		if (ap.Provider == lang.ProbeKprobe || ap.Provider == lang.ProbeKretprobe) && ap.Target != "" && !c.opts.Compat.KprobeModules() {
+			// bpftrace 0.17's kprobes take one part, FUNC[+OFFSET].
+			c.errAt(ap.Span(), "", "%s probe type requires 1 argument", ap.Provider)
+			continue
+		}
 		if !seen[ap.Provider] {
 			seen[ap.Provider] = true
 			c.kinds = append(c.kinds, ap.Provider)

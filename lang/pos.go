@@ -49,7 +49,7 @@ type Source struct {
 	Name string
 	Text string
 
-	imported bool // read by an import: its positions name it (Pos.File)
+	imported bool  // read by an import: its positions name it (Pos.File)
 	shifts   []int // bpftrace 0.17's column shifts (set by Parse; see ShiftColumns)
 }
 

@@ -169,10 +169,26 @@ func (k kprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 		return nil, err
 	}
 	if serr := kprobeSupport(); serr != nil {
-		return nil, fmt.Errorf("%s: %w", apName(ap), serr)
+		e := fmt.Errorf("%s: %w", apName(ap), serr)
+		if miss != nil {
+			// The kernel's lack is what is said; that nothing matched
+			// still decides for bpftrace 0.17, which drops an expanded
+			// attach point matching nothing (see Expand).
+			return nil, &alsoNoMatch{e, miss}
+		}
+		return nil, e
 	}
 	return probes, err
 }
+
+// alsoNoMatch is an error said as its first part that also reports an
+// expansion that matched nothing (errors.As finds either).
+type alsoNoMatch struct {
+	error
+	miss error
+}
+
+func (e *alsoNoMatch) Unwrap() []error { return []error{e.error, e.miss} }
 
 // moduleLoaded refuses kprobe:MODULE:FUNC for a module that is not
 // loaded, in bpftrace's words (a module is loaded when /sys/module has

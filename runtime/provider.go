@@ -277,6 +277,9 @@ func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
 				prov = rawSyscallProvider{}
 			}
 			probes, err := prov.Expand(ap, env)
+			if err != nil && env.MissingProbes == "legacy" && droppedByBpftrace017(ap, p, err) {
+				continue
+			}
 			var mt *missingTracepoint
 			if errors.As(err, &mt) && len(clauseAPs[p.Clause]) > 1 {
 				env.warnAt(ap, mt.Msg)
@@ -733,3 +736,23 @@ var (
 	glob        = ktypes.Glob
 	hasWildcard = ktypes.HasWildcard
 )
+
+// droppedByBpftrace017 reports whether bpftrace 0.17 silently drops an
+// attach point whose expansion matched nothing: a kprobe, uprobe or usdt
+// attach point is expanded when it has a wildcard or its program reads
+// `probe`, and an expansion matching nothing leaves no probe (nor a line
+// in "Attaching N probes..."); the script runs without it
+// ("kprobe:zzzzz { probe; } BEGIN { exit(); }" runs BEGIN).
+func droppedByBpftrace017(ap *lang.AttachPoint, p *compiler.Program, err error) bool {
+	switch ap.Provider {
+	case lang.ProbeKprobe, lang.ProbeKretprobe, lang.ProbeUprobe, lang.ProbeUretprobe, lang.ProbeUSDT:
+	default:
+		return false
+	}
+	if !hasWildcard(ap.Target) && !hasWildcard(ap.Func) && !hasWildcard(ap.NS) && p.Probe == compiler.ProbeUnused {
+		return false
+	}
+	var nm *noMatchError
+	var miss *noKernelFuncError
+	return errors.As(err, &nm) || errors.As(err, &miss)
+}

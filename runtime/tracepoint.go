@@ -43,6 +43,9 @@ func (tracepointProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, erro
 		return nil, err
 	}
 	if len(names) == 0 {
+		if env != nil && env.MissingProbes == "legacy" {
+			return nil, fmt.Errorf("tracepoints not found: %s:%s", cat, ev) // bpftrace 0.17's words
+		}
 		return nil, fmt.Errorf("no tracepoints match %s:%s", cat, ev)
 	}
 	out := make([]*Probe, 0, len(names))

@@ -25,6 +25,21 @@ type compatCase struct {
 
 var cases = []compatCase{
 	{
+		// bpftrace 0.17 finds an unknown kaddr() symbol in its code
+		// generation and says so without a place.
+		name:   "kaddr of an unknown symbol",
+		script: `BEGIN { print(kaddr("asdfzzzzzzz")); exit(); }`,
+		v026:   "ERROR: Failed to resolve kernel symbol: asdfzzzzzzz",
+		v017:   "ERROR: Failed to compile: Failed to resolve kernel symbol: asdfzzzzzzz",
+	},
+	{
+		// bpftrace 0.17 drops an expanded attach point matching nothing.
+		name:   "a wildcard matching nothing",
+		script: `uprobe:/bin/sh:zzzzz* { } BEGIN { printf("x\n"); exit(); }`,
+		v026:   "ERROR: No matches for uprobe /bin/sh:zzzzz*.",
+		v017:   "x\n",
+	},
+	{
 		name:   "enum constants are uint64 in 0.17",
 		script: `enum E { A = 1, B = 2 }; BEGIN { @w[A] = 1; @w[2] = 3; @s[A - 5] = 4; exit(); }`,
 		v026:   "ERROR: Argument mismatch for @w: trying to access with arguments: [unsigned int64] when map expects arguments: [enum E]",

@@ -135,6 +135,8 @@ type generator struct {
 	blocks int
 	// loops counts the while loops made (each has its own counter).
 	loops int
+	// mut, when set, injects one error (mutate.go).
+	mut *mutation
 }
 
 // Script generates the script of a seed: BEGIN clauses (the last one calls
@@ -219,6 +221,9 @@ func (g *generator) stmts(max int) []*Node {
 func (g *generator) pick(n int) int { return g.r.Intn(n) }
 
 func (g *generator) stmt() *Node {
+	if s := g.mutStmt(); s != nil {
+		return s
+	}
 	for {
 		switch g.pick(12) {
 		case 0, 1:

@@ -72,3 +72,17 @@ func TestSameOutput(t *testing.T) {
 		t.Errorf("avg maps %v, want @m2", got)
 	}
 }
+
+// TestPrintMutated prints the mutated scripts of seeds GEN_FROM..GEN_TO
+// (TestErrorsSameAsBpftrace's); it does nothing without them.
+func TestPrintMutated(t *testing.T) {
+	from, err1 := strconv.Atoi(os.Getenv("GEN_FROM"))
+	to, err2 := strconv.Atoi(os.Getenv("GEN_TO"))
+	if err1 != nil || err2 != nil {
+		t.Skip("GEN_FROM and GEN_TO not set")
+	}
+	for s := from; s < to; s++ {
+		n, kind := MutatedScript(int64(s))
+		fmt.Printf("# seed %d: %s\n%s", s, kind, n)
+	}
+}

@@ -210,6 +210,17 @@ func (v Version) UnsignedKeysSigned() bool { return v == V017 }
 // checker has no such warning.
 func (v Version) LiteralLengthWarning() bool { return v == V017 }
 
+// FinalPassDiagnostics: bpftrace 0.17's semantic analyser walks the script
+// ten times, stops after the first walk that found errors, and warns only
+// in the last walk (printing each warning as it meets it, the errors at
+// the walk's end): an error it finds in the first walk (unknown function,
+// undeclared variable, a map's or variable's type changing, arity ...)
+// comes alone, without warnings; one it finds only in the last (operand
+// types, printf formats, undefined maps, tuple indexes ...) comes after
+// every warning of the script. 0.26 (not verified): every diagnostic, in
+// the order of the text.
+func (v Version) FinalPassDiagnostics() bool { return v == V017 }
+
 // Ints017: bpftrace 0.17's integer rules, as its LLVM code generation
 // gives them: `/` and `%` unsigned and `>>` logical whatever the operands'
 // signs; comparisons signed only when both operands are; a widening cast

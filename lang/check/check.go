@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -72,8 +73,71 @@ func Check(prog *lang.Program, opts Options) (res *Result, err error) {
 		}
 		return res, nil
 	}
+	if opts.Compat.FinalPassDiagnostics() {
+		second.diags.Items = finalPass017(second.diags.Items)
+		return res, second.diags.Err()
+	}
 	second.diags.Sort()
 	return res, second.diags.Err()
+}
+
+// finalPass017Prefixes are the errors bpftrace 0.17's semantic analyser reports
+// only in its last walk (semantic_analyser.cpp, under is_final_pass()),
+// by the start of their text; the others it reports in its first walk.
+var finalPass017Prefixes = []string{
+	"Undefined map: ",                            // visit(Map)
+	"Type mismatch for '",                        // visit(Binop), not an assignment's
+	"Ternary operator must return the same type", // visit(Ternary)
+	"Invalid condition in if(): ",                // visit(If)
+	"Invalid tuple index: ",                      // visit(FieldAccess)
+	"Tuple type mismatch: ",                      // visit(AssignVarStatement)
+	"Invalid expression for assignment: ",        // the assignments
+	"Undefined variable: ",                       // visit(AssignVarStatement)
+	"The array index operator [] can only be used on arrays and pointers",
+	"printf: ", "system: ", "cat: ", // the format string (validate_format_string)
+	"str() expects an integer or a pointer type as first argument",
+	"buf() expects a length argument",
+	"time() expects a string literal", "strftime() expects a string literal",
+	"More than one BEGIN probe defined",
+	"Invalid type for predicate expression",
+}
+
+// finalPass017Re: the same, for texts with a part in the middle.
+var finalPass017Re = regexp.MustCompile(`^(The \S+ operator can not be used on expressions of type|[a-z_]+\(\) only supports \w+ arguments|Can not access field '[^']*' on expression of type)`)
+
+func isFinalPass017(msg string) bool {
+	for _, p := range finalPass017Prefixes {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return finalPass017Re.MatchString(msg)
+}
+
+// finalPass017 orders a script's diagnostics as bpftrace 0.17 prints them
+// (compat.FinalPassDiagnostics): the errors of its first walk alone, else
+// every warning in the order met, then the last walk's errors.
+func finalPass017(items []lang.Diagnostic) []lang.Diagnostic {
+	var early, warns, late []lang.Diagnostic
+	for _, it := range items {
+		switch {
+		case it.Severity != lang.Error:
+			warns = append(warns, it)
+		case isFinalPass017(it.Msg):
+			late = append(late, it)
+		default:
+			early = append(early, it)
+		}
+	}
+	byPlace := func(ds []lang.Diagnostic) {
+		sort.SliceStable(ds, func(i, j int) bool { return ds[i].Span.Start.Offset < ds[j].Span.Start.Offset })
+	}
+	if len(early) > 0 {
+		byPlace(early)
+		return early
+	}
+	byPlace(late)
+	return append(warns, late...)
 }
 
 // mapState is what the checker knows about one map.

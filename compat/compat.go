@@ -221,6 +221,14 @@ func (v Version) LiteralLengthWarning() bool { return v == V017 }
 // the order of the text.
 func (v Version) FinalPassDiagnostics() bool { return v == V017 }
 
+// OperatorPlaces: bpftrace 0.17's parser places a binary or prefix
+// operator's node at its operator token, a cast at its `(type)` and a
+// parenthesised expression at its inside, so an operand type mismatch
+// ("Type mismatch for '+'", spanning from the left operand's place to the
+// right one's) or a prefix operator's error covers less than the text;
+// 0.26 (not verified): the operator's whole text.
+func (v Version) OperatorPlaces() bool { return v == V017 }
+
 // Ints017: bpftrace 0.17's integer rules, as its LLVM code generation
 // gives them: `/` and `%` unsigned and `>>` logical whatever the operands'
 // signs; comparisons signed only when both operands are; a widening cast

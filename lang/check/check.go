@@ -496,3 +496,53 @@ func finishKey(info *lang.MapInfo) {
 		info.Key = types.TupleOf(info.KeyParts...)
 	}
 }
+
+// nodeLoc017 is e's place as bpftrace 0.17's parser records it on the
+// node (compat.OperatorPlaces): a binary or prefix operator at its
+// operator token, a cast at its `(type)`, anything in parentheses at the
+// inside; the rest at their text. bpftrace places an operator's operand
+// mismatch from its left operand's place to its right one's.
+func (c *checker) nodeLoc017(e lang.Expr) lang.Span {
+	sp := e.Span()
+	src := c.srcOf(sp.Start)
+	if src == nil || !sp.Start.IsValid() {
+		return sp
+	}
+	t := src.Text
+	switch x := e.(type) {
+	case *lang.BinaryExpr:
+		// The operator: after the left operand and any ')' closing it.
+		i := x.X.Span().End.Offset
+		for i >= 0 && i < len(t) && (isSpace(t[i]) || t[i] == ')') {
+			i++
+		}
+		if i >= 0 && i < len(t) && strings.HasPrefix(t[i:], x.Op) {
+			return lang.Span{Start: c.posIn(sp.Start, i), End: c.posIn(sp.Start, i+len(x.Op))}
+		}
+	case *lang.UnaryExpr:
+		if !x.Postfix && strings.HasPrefix(t[sp.Start.Offset:], x.Op) {
+			i := sp.Start.Offset
+			return lang.Span{Start: c.posIn(sp.Start, i), End: c.posIn(sp.Start, i+len(x.Op))}
+		}
+	case *lang.CastExpr:
+		if x.To != nil {
+			i := x.To.Span().End.Offset
+			for i >= 0 && i < len(t) && t[i] != ')' {
+				i++
+			}
+			if i < len(t) && t[sp.Start.Offset] == '(' {
+				return lang.Span{Start: sp.Start, End: c.posIn(sp.Start, i+1)}
+			}
+		}
+	}
+	return sp
+}
+
+// operandsLoc is where bpftrace 0.17 places a mismatch of e's operands.
+func (c *checker) operandsLoc(e *lang.BinaryExpr) lang.Span {
+	if !c.opts.Compat.OperatorPlaces() {
+		return e.Span()
+	}
+	x, y := c.nodeLoc017(e.X), c.nodeLoc017(e.Y)
+	return lang.Span{Start: x.Start, End: y.End}
+}

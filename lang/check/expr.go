@@ -539,7 +539,7 @@ func (c *checker) binary(e *lang.BinaryExpr) *types.Type {
 	}
 	op := e.Op
 	mismatch := func() *types.Type {
-		c.errorf(e, "Type mismatch for '%s': comparing '%s' with '%s'", op, stdlib.TypeName(x), stdlib.TypeName(y))
+		c.errAt(c.operandsLoc(e), "", "Type mismatch for '%s': comparing '%s' with '%s'", op, stdlib.TypeName(x), stdlib.TypeName(y))
 		return types.InvalidType
 	}
 	opErr := func() *types.Type {
@@ -691,7 +691,11 @@ func (c *checker) unary(e *lang.UnaryExpr) *types.Type {
 		c.errorf(e, "The & operator is not supported")
 		return types.InvalidType
 	}
-	c.errorf(e, "The %s operator can not be used on expressions of type '%s'", e.Op, stdlib.TypeName(x))
+	at := e.Span()
+	if c.opts.Compat.OperatorPlaces() {
+		at = c.nodeLoc017(e)
+	}
+	c.errAt(at, "", "The %s operator can not be used on expressions of type '%s'", e.Op, stdlib.TypeName(x))
 	return types.InvalidType
 }
 

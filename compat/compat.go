@@ -229,6 +229,11 @@ func (v Version) FinalPassDiagnostics() bool { return v == V017 }
 // 0.26 (not verified): the operator's whole text.
 func (v Version) OperatorPlaces() bool { return v == V017 }
 
+// SpecifierLength: bpftrace 0.17 names a printf conversion in a type error
+// with its length modifier, "%ld specifier expects ..."; gotrace's 0.26
+// mode names the conversion alone ("%d"), not verified against 0.26.
+func (v Version) SpecifierLength() bool { return v == V017 }
+
 // Ints017: bpftrace 0.17's integer rules, as its LLVM code generation
 // gives them: `/` and `%` unsigned and `>>` logical whatever the operands'
 // signs; comparisons signed only when both operands are; a widening cast

@@ -3,6 +3,7 @@ package stdlib
 import (
 	"github.com/gotrace/gotrace/lang/printf"
 	"github.com/gotrace/gotrace/lang/types"
+	"strings"
 )
 
 // FormatVerb is one conversion of a printf/system/cat format string, as
@@ -45,6 +46,15 @@ func ParseFormat(s string) []FormatVerb {
 		out = append(out, FormatVerb{Start: next - len(pc.Text), End: next, Text: pc.Text, Spec: pc.Spec, Conv: conv})
 	}
 	return out
+}
+
+// specToken017 is a conversion as bpftrace 0.17 names it in an error: as
+// written, without its '%', a '-' flag, width and precision ("%-5lu" is
+// "lu", as its format_string.cpp takes it).
+func specToken017(text string) string {
+	t := strings.TrimPrefix(text, "%")
+	t = strings.TrimPrefix(t, "-")
+	return strings.TrimLeft(t, "0123456789.")
 }
 
 // enumNames reports whether the checker prints enum values by name (bpftrace
@@ -97,7 +107,11 @@ func checkFormat(c Checker, call *Call, fn string, first int) {
 			}
 		}
 		if got != "" {
-			c.Errorf(argsSpan(call), "%s: %%%s specifier expects a value of type %s (%s supplied)", fn, v.Conv, want, got)
+			conv := v.Conv
+			if c.Compat().SpecifierLength() {
+				conv = specToken017(v.Text)
+			}
+			c.Errorf(argsSpan(call), "%s: %%%s specifier expects a value of type %s (%s supplied)", fn, conv, want, got)
 		}
 	}
 }

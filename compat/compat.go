@@ -264,3 +264,9 @@ func (v Version) CodegenErrorsUnplaced() bool { return v == V017 }
 // (added in 0.20, bpftrace PR #2897); bpftrace 0.17's kprobes take one part, FUNC[+OFFSET],
 // and it says "kprobe probe type requires 1 argument" otherwise.
 func (v Version) KprobeModules() bool { return v != V017 }
+
+// UretprobeFuncEntry: `func` in a uretprobe is the probed function in
+// bpftrace 0.26 (bpf_get_func_ip: the uprobe's address; "0" where the
+// kernel does not give it); bpftrace 0.17 reads the instruction pointer,
+// the return address in the caller.
+func (v Version) UretprobeFuncEntry() bool { return v != V017 }

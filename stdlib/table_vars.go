@@ -357,7 +357,19 @@ func genFunc(g Gen, c *Call) error {
 		// Usym: [0:8] address, [8:16] pid.
 		g.Emit(asm.FnGetCurrentPidTgid.Call(), asm.RSh.Imm(asm.R0, 32), asm.Mov.Reg(asm.R5, asm.R0))
 		g.LoadCtx(asm.R1)
-		g.Emit(asm.LoadMem(asm.R0, asm.R1, regsIP, asm.DWord))
+		if p == lang.ProbeUretprobe && g.Compat().UretprobeFuncEntry() {
+			// The probed function (the uprobe's address, as the kernel
+			// gives it since 6.6; 0 before), not the return address in
+			// its caller; the pid is held across the helper call.
+			pid, err := g.Hold(asm.R5)
+			if err != nil {
+				return err
+			}
+			g.Emit(asm.FnGetFuncIp.Call(), asm.Mov.Reg(asm.R5, pid))
+			g.Free(pid)
+		} else {
+			g.Emit(asm.LoadMem(asm.R0, asm.R1, regsIP, asm.DWord))
+		}
 		g.ResultMem(asm.R1, 16, false)
 		g.Emit(asm.StoreMem(asm.R1, 0, asm.R0, asm.DWord), asm.StoreMem(asm.R1, 8, asm.R5, asm.DWord))
 	default:

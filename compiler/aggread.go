@@ -101,7 +101,16 @@ func (g *gen) aggReadInt(e *lang.MapExpr, ms *MapSpec, lay *mapLayout) (asm.Regi
 	}
 	if kind == types.Avg || kind == types.Stats {
 		zero := g.label("aggzero")
-		g.emit(asm.LoadMem(asm.R1, asm.R10, aux, asm.DWord), asm.JEq.Imm(asm.R1, 0, zero), asm.Div.Reg(r, asm.R1))
+		g.emit(asm.LoadMem(asm.R1, asm.R10, aux, asm.DWord), asm.JEq.Imm(asm.R1, 0, zero))
+		if t := e.Type(); t != nil && t.Signed {
+			// The average of signed values divides signed: avg(-1),
+			// avg(-1), avg(-10) is -4.
+			if err := g.divmod(false, r, asm.R1, 0, false, true); err != nil {
+				return 0, err
+			}
+		} else {
+			g.emit(asm.Div.Reg(r, asm.R1))
+		}
 		g.place(zero)
 		g.emit(asm.Mov.Reg(r, r))
 	}

@@ -105,7 +105,7 @@ func (g *gen) aggReadInt(e *lang.MapExpr, ms *MapSpec, lay *mapLayout) (asm.Regi
 		if t := e.Type(); t != nil && t.Signed {
 			// The average of signed values divides signed: avg(-1),
 			// avg(-1), avg(-10) is -4.
-			if err := g.divmod(false, r, asm.R1, 0, false, true); err != nil {
+			if err := g.divmod(nil, false, r, asm.R1, 0, false, true); err != nil {
 				return 0, err
 			}
 		} else {

@@ -165,12 +165,13 @@ func testArithmeticSemantics(t *testing.T, v compat.Version) {
 	stmts = append(stmts, b.assign(x, "=", neg(-7)), b.assign(y, "=", neg(2)), b.assign(z, "=", neg(0)))
 	// bpftrace 0.17: / and % are unsigned whatever the signs, >> is
 	// logical; at run time x / 0 is 0 and x % 0 is x (BPF's). 0.26 mode:
-	// C's, with 0 for a zero divisor.
+	// C's, with 1 for a zero divisor (and a run-time warning), as
+	// bpftrace 0.26.
 	add("@div", b.bin("/", s64, x, y), pick(-3, int64(uint64(1<<64-7)/2)))
 	add("@mod", b.bin("%", s64, x, y), pick(-1, 1))
 	add("@divimm", b.bin("/", s64, x, neg(2)), pick(-3, int64(uint64(1<<64-7)/2)))
-	add("@divz", b.bin("/", s64, x, z), 0)
-	add("@modz", b.bin("%", s64, x, z), pick(0, -7))
+	add("@divz", b.bin("/", s64, x, z), pick(1, 0))
+	add("@modz", b.bin("%", s64, x, z), pick(1, -7))
 	add("@udiv", b.bin("/", u64, b.cast(u64, neg(100)), b.int(7, u64)), 14)
 	add("@shr", b.bin(">>", s64, x, b.int(1, s64)), pick(-4, int64(uint64(1<<64-7)>>1)))
 	add("@ushr", b.bin(">>", u64, b.cast(u64, x), b.int(60, s64)), 15)

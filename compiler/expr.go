@@ -348,7 +348,7 @@ func (g *gen) ptrDiff(e *lang.BinaryExpr, rx asm.Register, size int64) (asm.Regi
 		return 0, err
 	}
 	g.emit(asm.Sub.Reg(rx, ry))
-	if err := g.divmod(false, rx, 0, size, true, true); err != nil {
+	if err := g.divmod(nil, false, rx, 0, size, true, true); err != nil {
 		return 0, err
 	}
 	if spilled {
@@ -414,12 +414,16 @@ func (g *gen) arith(n lang.Node, op string, rx, ry asm.Register, imm int64, isIm
 		}
 		return nil
 	case "/", "%":
-		return g.divmod(op == "%", rx, ry, imm, isImm, signed && !g.c.res.Opts.Compat.Ints017())
+		return g.divmod(n, op == "%", rx, ry, imm, isImm, signed && !g.c.res.Opts.Compat.Ints017())
 	}
 	return g.errorf(n, "operator %s is not supported here", op)
 }
 
-func (g *gen) divmod(mod bool, rx, ry asm.Register, imm int64, isImm, signed bool) error {
+// divmod emits rx = rx / y or rx % y (y: ry, or imm when isImm). In 0.26
+// mode a run-time zero divisor gives 1 and, when n is the division's node,
+// bpftrace 0.26's warning at its place ("Divide or modulo by 0 detected
+// ... 1 is being used as the result.").
+func (g *gen) divmod(n lang.Node, mod bool, rx, ry asm.Register, imm int64, isImm, signed bool) error {
 	alu := asm.Div
 	if mod {
 		alu = asm.Mod
@@ -440,9 +444,18 @@ func (g *gen) divmod(mod bool, rx, ry asm.Register, imm int64, isImm, signed boo
 			g.emit(alu.Reg(rx, ry)) // x / 0 = 0, x % 0 = x
 			return nil
 		}
-		// Guard: x / 0 and x % 0 are 0 (0.26 mode).
+		// Guard: x / 0 and x % 0 are 1, with a warning (0.26 mode).
 		ok, done := g.label("div"), g.label("divdone")
-		g.emit(asm.JNE.Imm(ry, 0, ok), asm.Mov.Imm(rx, 0), asm.Ja.Label(done))
+		g.emit(asm.JNE.Imm(ry, 0, ok))
+		if n != nil {
+			old := g.at(n)
+			_, err := g.Event(stdlib.EvWarnf, divideByZeroMsg, "", nil)
+			g.span = old
+			if err != nil {
+				return err
+			}
+		}
+		g.emit(asm.Mov.Imm(rx, 1), asm.Ja.Label(done))
 		g.place(ok)
 		defer g.place(done)
 		if !signed {
@@ -993,3 +1006,6 @@ func (g *gen) castBool(e *lang.CastExpr) (asm.Register, error) {
 	g.emit(asm.Mov.Reg(r, r))
 	return r, nil
 }
+
+// divideByZeroMsg is bpftrace 0.26's run-time warning for a zero divisor.
+const divideByZeroMsg = "Divide or modulo by 0 detected. This can lead to unexpected results. 1 is being used as the result."

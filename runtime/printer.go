@@ -269,6 +269,23 @@ func (t *TextPrinter) helperError(ev *compiler.Event, payload []byte) error {
 		what = fmt.Sprintf("%s (%d)", output.Strerror(-ret), ret)
 	}
 	d := &lang.Diagnostics{Src: t.Spec.Source}
+	if t.P.Compat.HelperCheckReads() {
+		// bpftrace 0.26's words for a key that is not there, then the
+		// helper and its code on a line of their own.
+		var m string
+		switch {
+		case ev.Format == "map_delete_elem" && ret == -2:
+			m = "Can't delete map element because it does not exist."
+		case ev.Format == "map_lookup_elem" && ret == 0:
+			m = "Can't lookup map element because it does not exist."
+		}
+		if m != "" {
+			msg := d.Format(lang.Diagnostic{Severity: lang.Warning, Span: ev.Pos, Msg: m})
+			head, rest, _ := strings.Cut(msg, "\n")
+			_, err := fmt.Fprintf(t.Out, "%s\nAdditional Info - helper: %s, retcode: %d\n%s\n", head, ev.Format, ret, rest)
+			return err
+		}
+	}
 	msg := d.Format(lang.Diagnostic{Severity: lang.Warning, Span: ev.Pos, Msg: "Failed to " + ev.Format + ": " + what})
 	_, err := fmt.Fprintln(t.Out, msg)
 	return err

@@ -157,7 +157,13 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 	}
 	var items []config.Item
 	for _, ci := range prog.Config {
-		items = append(items, config.Item{Key: ci.Key, Value: ci.Value, Span: ci.Span()})
+		ks := ci.Span()
+		if ks.Start.IsValid() {
+			ks.End = ks.Start
+			ks.End.Col += len(ci.Key)
+			ks.End.Offset += len(ci.Key)
+		}
+		items = append(items, config.Item{Key: ci.Key, Value: ci.Value, Span: ci.Span(), KeySpan: ks})
 	}
 	settings, cerrs := config.Resolve(items, opts.Env, opts.Flags)
 	if len(cerrs) > 0 {

@@ -104,7 +104,15 @@ const (
 type Item struct {
 	Key, Value string
 	Span       any // the caller's place, handed back in errors
+	// KeySpan is the key's own place (nil: Span), where an error about
+	// the key (unknown, or only an environment variable) is put, as
+	// bpftrace 0.26 puts it.
+	KeySpan any
 }
+
+// envOnly are the settings bpftrace 0.26 takes only from the environment
+// (BPFTRACE_DEBUG_OUTPUT); a config block naming one is an error.
+var envOnly = map[string]bool{"debug_output": true}
 
 // Error is a bad config item (Span is the Item's) or variable (Span nil).
 type Error struct {
@@ -129,9 +137,17 @@ func Resolve(items []Item, env map[string]string, flags map[string]string) (*Set
 	}
 	var errs []*Error
 	for _, it := range items {
+		keySpan := it.KeySpan
+		if keySpan == nil {
+			keySpan = it.Span
+		}
+		if envOnly[it.Key] {
+			errs = append(errs, &Error{Span: keySpan, Msg: fmt.Sprintf("%s can only be set as an environment variable", it.Key)})
+			continue
+		}
 		k := lookup(it.Key)
 		if k == nil {
-			errs = append(errs, &Error{Span: it.Span, Msg: fmt.Sprintf("Unrecognized config variable: %s", it.Key)})
+			errs = append(errs, &Error{Span: keySpan, Msg: fmt.Sprintf("Unrecognized config variable: %s", it.Key)})
 			continue
 		}
 		v, err := k.parse(it.Value)

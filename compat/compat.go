@@ -270,3 +270,10 @@ func (v Version) KprobeModules() bool { return v != V017 }
 // kernel does not give it); bpftrace 0.17 reads the instruction pointer,
 // the return address in the caller.
 func (v Version) UretprobeFuncEntry() bool { return v != V017 }
+
+// PositionalStrings: a positional parameter that is not an integer is a
+// string wherever it is used in bpftrace 0.26 (and one beyond int64 that
+// fits 64 unsigned bits, 0xffffffffffffffff, is a uint64); bpftrace 0.17
+// takes it only as str()'s argument and otherwise says `$1 used
+// numerically but given "X". Try using str($1).`
+func (v Version) PositionalStrings() bool { return v != V017 }

@@ -295,6 +295,10 @@ type PositionalExpr struct {
 	Text  string
 	IsInt bool
 	Int   int64
+	// IsUint: an integer only unsigned 64 bits hold (0xffffffffffffffff).
+	IsUint bool
+	// InStr: the parameter is str()'s argument (a string literal there).
+	InStr bool
 	// Offset: str($N + Offset) is the parameter's text from byte Offset
 	// (set by the checker, which folds the addition into the parameter).
 	Offset int

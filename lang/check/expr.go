@@ -59,8 +59,15 @@ func (c *checker) expr(e lang.Expr, ctx exprCtx) (t *types.Type) {
 		return types.BoolType
 	case *lang.PositionalExpr:
 		c.fillPositional(e)
+		if e.IsUint {
+			return types.U64
+		}
 		if e.IsInt {
 			return types.S64
+		}
+		if !e.InStr && !e.Count && !c.opts.Compat.PositionalStrings() {
+			c.errorf(e, "$%d used numerically but given \"%s\". Try using str($%d).", e.N, e.Text, e.N)
+			return types.InvalidType
 		}
 		return types.StringType(len(e.Text) + 1)
 	case *lang.BuiltinExpr:
@@ -162,6 +169,9 @@ func (c *checker) fillPositional(e *lang.PositionalExpr) {
 	}
 	if v, err := strconv.ParseInt(e.Text, 0, 64); err == nil {
 		e.IsInt, e.Int = true, v
+	} else if u, err := strconv.ParseUint(e.Text, 0, 64); err == nil && c.opts.Compat.PositionalStrings() {
+		// Beyond int64: an unsigned 64-bit integer (bpftrace 0.26).
+		e.IsInt, e.IsUint, e.Int = true, true, int64(u)
 	} else {
 		e.IsInt, e.Int = false, 0
 	}
@@ -299,6 +309,11 @@ func (c *checker) call(e *lang.CallExpr, ctx exprCtx) *types.Type {
 		}
 		c.errorf(e, "%s() should be directly assigned to a map", e.Name)
 		return types.InvalidType
+	}
+	if row.Has(stdlib.StrOfParam) && len(e.Args) > 0 {
+		if p, ok := e.Args[0].(*lang.PositionalExpr); ok {
+			p.InStr = true
+		}
 	}
 	if row.Has(stdlib.StrOfParam) && !c.strOfPositional(e) {
 		return types.InvalidType
@@ -1164,7 +1179,7 @@ func (c *checker) strOfPositional(e *lang.CallExpr) bool {
 		c.errAt(sp, "", "only addition of a single constant less or equal to the length of $%d (which is %d) is allowed inside str()", pos.N, len(text))
 		return false
 	}
-	e.Args[0] = &lang.PositionalExpr{Loc: bin.Loc, N: pos.N, Offset: int(lit.Value)}
+	e.Args[0] = &lang.PositionalExpr{Loc: bin.Loc, N: pos.N, Offset: int(lit.Value), InStr: true}
 	return true
 }
 

@@ -277,3 +277,9 @@ func (v Version) UretprobeFuncEntry() bool { return v != V017 }
 // takes it only as str()'s argument and otherwise says `$1 used
 // numerically but given "X". Try using str($1).`
 func (v Version) PositionalStrings() bool { return v != V017 }
+
+// JSONCompactRecords: a struct in -f json output is `{"m": 2, "n": 3}` in
+// bpftrace 0.26 (its json-output tests print_non_map_struct,
+// tuple_with_struct, print_non_map_nested_struct), `{ "m": 2, "n": 3 }` in
+// 0.17; not verified which release changed it.
+func (v Version) JSONCompactRecords() bool { return v != V017 }

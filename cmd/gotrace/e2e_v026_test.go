@@ -125,7 +125,7 @@ func TestV026Debuginfo(t *testing.T) {
 	src := filepath.Join(dir, "p.c")
 	os.WriteFile(src, []byte(`#include <unistd.h>
 __attribute__((noinline)) int fn(int n, char c) { return n + c; }
-int main(void) { usleep(300000); for (int i = 0; i < 50; i++) { fn(i, 'x'); usleep(20000); } return 0; }
+int main(void) { usleep(300000); for (int i = 0; i < 1000; i++) { fn(i, 'x'); usleep(20000); } return 0; }
 `), 0o644)
 	bin := filepath.Join(dir, "p")
 	dbgDir := filepath.Join(dir, "dbg")
@@ -137,6 +137,10 @@ int main(void) { usleep(300000); for (int i = 0; i < 50; i++) { fn(i, 'x'); usle
 		}
 	}
 	script := `uprobe:` + bin + `:fn { printf("%c %d\n", args.c, args.n >= 0); exit(); }`
+	// The tracer is built before the program starts: a first build took
+	// longer than the program's calls once (the program now calls fn for
+	// 20 s, killed at the end).
+	testkit.Gotrace(t)
 	prog := exec.Command(bin)
 	if err := prog.Start(); err != nil {
 		t.Fatal(err)

@@ -368,6 +368,9 @@ func (p *Printer) JSONText(v Value) string {
 		for i, e := range v.Elems {
 			parts[i] = `"` + v.Names[i] + `": ` + p.JSONText(e)
 		}
+		if p.Compat.JSONCompactRecords() {
+			return "{" + strings.Join(parts, ", ") + "}"
+		}
 		return "{ " + strings.Join(parts, ", ") + " }"
 	}
 	switch v.Kind() {

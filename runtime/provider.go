@@ -328,7 +328,18 @@ func (l *Loaded) Expand(env *Env, maxProbes int) (*plan, error) {
 			for _, pr := range probes {
 				pr.AP, pr.Program, pr.Multi = ap, p, l.multi[p.Name]
 			}
-			pl.total += len(probes)
+			if ap.Provider == lang.ProbeUSDT && env.MissingProbes != "legacy" {
+				// bpftrace 0.26 counts a USDT probe with several
+				// locations once ("Attached 3 probes" for 6 locations);
+				// 0.17 counts each location.
+				names := map[string]bool{}
+				for _, pr := range probes {
+					names[pr.Name] = true
+				}
+				pl.total += len(names)
+			} else {
+				pl.total += len(probes)
+			}
 			if p.RawSyscall != "" {
 				// One link serves all of the program's tracepoints: one group.
 				if i, ok := rawGroup[p.Name]; ok {

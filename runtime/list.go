@@ -151,8 +151,9 @@ func ListWith(w io.Writer, o ListOptions) error {
 		}
 	}
 	// Raw tracepoints are listed when named, or by a provider pattern
-	// other than "*" ("raw*:").
-	if hasProv && prov != "*" && glob(prov, lang.ProbeRawTracepoint.String()) {
+	// other than "*" ("raw*:"); bpftrace 0.26 lists them with every
+	// probe too ("-l", "-l '*'": its basic test "it lists rawtracepoints").
+	if hasProv && prov != "*" && glob(prov, lang.ProbeRawTracepoint.String()) || v026 && (!hasProv || prov == "*") {
 		names, err := tracepointNames()
 		if err != nil {
 			return err

@@ -212,14 +212,21 @@ func TestListKprobes(t *testing.T) {
 
 // TestListAll: -l with no pattern covers the kernel probe types in
 // bpftrace 0.17's order: hardware, kfunc (where it can run), kprobe,
-// software, tracepoint, each type's probes together.
+// software, tracepoint, each type's probes together; bpftrace 0.26 adds
+// the raw tracepoints (its basic test "it lists rawtracepoints").
 func TestListAll(t *testing.T) {
 	requireKernelLists(t)
 	if _, err := tracefsDir(); err != nil {
 		testkit.Skipf(t, "%v", err)
 	}
+	for _, v := range []compat.Version{compat.V017, compat.V026} {
+		t.Run(v.String(), func(t *testing.T) { testListAll(t, v) })
+	}
+}
+
+func testListAll(t *testing.T, v compat.Version) {
 	var b strings.Builder
-	if err := List(&b, "", false); err != nil {
+	if err := ListWith(&b, ListOptions{Compat: v}); err != nil {
 		t.Fatal(err)
 	}
 	var kinds []string
@@ -232,6 +239,9 @@ func TestListAll(t *testing.T) {
 	want := []string{"hardware", "kprobe", "software", "tracepoint"}
 	if kfuncSupport() == nil {
 		want = []string{"hardware", "kfunc", "kprobe", "software", "tracepoint"}
+	}
+	if v == compat.V026 {
+		want = append(want, "rawtracepoint")
 	}
 	if strings.Join(kinds, " ") != strings.Join(want, " ") {
 		t.Errorf("-l lists %v, want %v", kinds, want)

@@ -806,6 +806,11 @@ func (c *checker) field(e *lang.FieldExpr) *types.Type {
 		row, _, found := stdlib.Resolve(b.Name)
 		isArgs = found && row.Has(stdlib.DotDeref)
 	}
+	if e.Arrow && x.Kind == types.Record && c.opts.Compat.DotDerefs() {
+		// bpftrace 0.26: `s->f` on a struct value reads like `s.f` (a
+		// struct copied into a map: `@s = *curtask; @s->pid`).
+		e.Arrow = false
+	}
 	if e.Arrow {
 		if x.Kind != types.Pointer || x.Elem == nil || x.Elem.Kind != types.Record {
 			c.errorf(e, "Can not access field '%s' on expression of type '%s'", e.Field, stdlib.TypeName(x))

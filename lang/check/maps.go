@@ -132,6 +132,11 @@ func keyCompatible(a, b *types.Type) bool {
 		return true
 	case a.Kind == types.Int && b.Kind == types.Int:
 		return true
+	case a.Kind == types.Int && b.Kind == types.Enum, a.Kind == types.Enum && b.Kind == types.Int:
+		// An enum key mixed with integer keys: the key is an integer
+		// (bpftrace 0.26 then prints numbers, "no symbolize enum after
+		// arithmetic mixed").
+		return true
 	case a.Kind == types.String && b.Kind == types.String:
 		return true
 	case a.Kind == types.Stack && b.Kind == types.Stack:

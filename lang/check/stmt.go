@@ -349,6 +349,9 @@ func merge(a, b *types.Type) *types.Type {
 		return a
 	}
 	switch {
+	case a.Kind == types.Enum && b.Kind == types.Int:
+		// An enum mixed with integers is an integer of the enum's width.
+		return types.IntType(a.Size, a.Signed)
 	case a.Kind == types.String && b.Kind == types.String && b.Size > a.Size:
 		return types.StringType(b.Size)
 	case a.Kind == types.Buffer && b.Kind == types.Buffer && b.Size > a.Size:

@@ -40,10 +40,13 @@ var cases = []compatCase{
 		v017:   "x\n",
 	},
 	{
+		// 0.26 types the constant (enum E) but a map key mixing it with
+		// integers is an integer, printed as a number (bpftrace 0.26's
+		// "no symbolize enum after arithmetic mixed"); the same output.
 		name:   "enum constants are uint64 in 0.17",
-		script: `enum E { A = 1, B = 2 }; BEGIN { @w[A] = 1; @w[2] = 3; @s[A - 5] = 4; exit(); }`,
-		v026:   "ERROR: Argument mismatch for @w: trying to access with arguments: [unsigned int64] when map expects arguments: [enum E]",
-		v017:   "\n\n@s[-4]: 4\n@w[1]: 1\n@w[2]: 3\n",
+		script: `enum E { A = 1, B = 2 }; BEGIN { @w[A] = 1; @w[2] = 3; @s[A - 5] = 4; @n[B] = 5; exit(); }`,
+		v026:   "\n\n@n[B]: 5\n@s[-4]: 4\n@w[1]: 1\n@w[2]: 3\n",
+		v017:   "\n\n@n[2]: 5\n@s[-4]: 4\n@w[1]: 1\n@w[2]: 3\n",
 	},
 	{
 		name:   "uint64 map keys print signed in 0.17",

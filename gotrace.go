@@ -175,6 +175,12 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 		return out, d
 	}
 	out.Settings = settings
+	if lic := settings.Get("license"); !config.GPLCompatible(lic) {
+		// bpftrace's helpers are GPL-only: it refuses the script up front.
+		d := &lang.Diagnostics{Src: src}
+		d.Errorf(lang.Span{}, "Your bpftrace program cannot load because you are using a license that is non-GPL compatible. License: %s", lic)
+		return out, d
+	}
 	if settings.Source("max_strlen") != config.Default || opts.StrLen == 0 {
 		opts.StrLen = settings.Int("max_strlen")
 	}
@@ -242,6 +248,7 @@ func Compile(src *lang.Source, opts Options) (*Compiled, error) {
 	out.Checked = res
 
 	spec, err := compiler.Compile(res, compiler.Options{
+		License:     settings.Get("license"),
 		HelperCheck: opts.HelperCheck,
 		MapKeysMax:  mapKeys,
 		// GOTRACE_SYSCALL_TRACEPOINTS=perf keeps syscalls tracepoints on

@@ -87,6 +87,13 @@ func Run(ctx context.Context, c *Compiled, opts RunOptions) error {
 	syms := sym.New(symOptions(settings))
 	// bpftrace 0.26: user stack frames show file:line and inlined calls.
 	syms.SetDebugInfo(!opts.Compat.Legacy() && (settings == nil || settings.Bool("show_debug_info")))
+	// config str_trunc_trailer (BPFTRACE_STR_TRUNC_TRAILER): what follows
+	// a string str() cut (0.26; 0.17 has no trailer).
+	trailer := ".."
+	if settings != nil {
+		trailer = settings.Get("str_trunc_trailer")
+	}
+	output.SetStrTruncTrailer(trailer)
 	printer := runtime.NewTextPrinter(out, format, syms, c.Spec)
 	printer.Unsafe = opts.Unsafe
 	printer.NoWarnings = opts.NoWarnings

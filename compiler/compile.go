@@ -17,6 +17,8 @@ import (
 
 // Options configure code generation.
 type Options struct {
+	// License is the programs' license (config license; "" is "GPL").
+	License string
 	// MapKeysMax is the maximum number of entries of a keyed user map
 	// (GOTRACE_MAP_KEYS_MAX); 0 means bpftrace's default, 4096.
 	MapKeysMax uint32
@@ -408,7 +410,7 @@ func (c *compiler) compileProgram(clause int, p *lang.Probe, aps []*lang.AttachP
 		Attach:     aps,
 		Type:       k.typ,
 		AttachType: k.attachType,
-		License:    "GPL",
+		License:    c.license(),
 	}
 	if k.typ == ebpf.Tracing {
 		prog.AttachTo = aps[0].Func
@@ -717,4 +719,12 @@ func layoutKey(rec *types.Type, used map[string]bool) string {
 		fmt.Fprintf(&b, "%s@%d/%d/%v;", f.Name, f.Offset, size, f.DataLoc)
 	}
 	return b.String()
+}
+
+// license is the programs' license: the config's, or "GPL".
+func (c *compiler) license() string {
+	if c.opts.License != "" {
+		return c.opts.License
+	}
+	return "GPL"
 }

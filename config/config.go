@@ -53,7 +53,7 @@ func init() {
 		{Name: "cache_user_symbols", Kind: Enum, Values: []string{"per_program", "per_pid", "none"}, Default: "per_program"},
 		{Name: "cpp_demangle", Kind: Bool, Default: "1", Env: "BPFTRACE_NO_CPP_DEMANGLE", Invert: true, Used: "C++ symbol demangling"},
 		{Name: "lazy_symbolication", Kind: Bool, Default: "0"},
-		{Name: "license", Kind: String, Default: "GPL"},
+		{Name: "license", Kind: String, Default: "GPL", Used: "the programs' license (a non-GPL-compatible one is refused)"},
 		{Name: "log_size", Kind: Int, Default: "1000000"},
 		{Name: "max_bpf_progs", Kind: Int, Default: "1024"},
 		{Name: "max_cat_bytes", Kind: Int, Default: "10240", Env: "BPFTRACE_CAT_BYTES_MAX"},
@@ -67,7 +67,7 @@ func init() {
 		{Name: "print_maps_on_exit", Kind: Bool, Default: "1", Used: "whether the maps print at exit"},
 		{Name: "show_debug_info", Kind: Bool, Default: "1"},
 		{Name: "stack_mode", Kind: Enum, Values: []string{"bpftrace", "perf", "raw", "build_id"}, Default: "bpftrace"},
-		{Name: "str_trunc_trailer", Kind: String, Default: ".."},
+		{Name: "str_trunc_trailer", Kind: String, Default: "..", Used: "what follows a string str() cut"},
 		{Name: "symbol_source", Kind: Enum, Values: []string{"dwarf", "symbol_table"}, Default: "dwarf"},
 		{Name: "use_blazesym", Kind: Bool, Default: "1"},
 		{Name: "unstable_addr", Kind: Enum, Values: unstable, Default: "warn"},
@@ -264,4 +264,15 @@ func EnvNames() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// GPLCompatible reports whether license is one the kernel takes as GPL
+// compatible (its license_is_gpl_compatible): the helpers bpftrace's
+// programs call are GPL-only.
+func GPLCompatible(license string) bool {
+	switch license {
+	case "GPL", "GPL v2", "GPL and additional rights", "Dual BSD/GPL", "Dual MIT/GPL", "Dual MPL/GPL":
+		return true
+	}
+	return false
 }

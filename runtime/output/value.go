@@ -10,6 +10,7 @@ package output
 import (
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/gotrace/gotrace/lang/types"
 )
@@ -111,7 +112,7 @@ func Decode(t *types.Type, b []byte) (Value, error) {
 		}
 		v.Bytes = append([]byte(nil), s...)
 		if full && t.Trunc {
-			v.Bytes = append(v.Bytes, ".."...) // bpftrace 0.26's trailer
+			v.Bytes = append(v.Bytes, strTruncTrailer.Load().(string)...) // bpftrace 0.26's trailer
 		}
 	case types.Buffer:
 		if err := need(1); err != nil {
@@ -202,3 +203,14 @@ func bitfield(bits uint64, off, width int, signed bool) uint64 {
 	}
 	return v
 }
+
+// strTruncTrailer is what follows a string str() cut at max_strlen
+// (config str_trunc_trailer, BPFTRACE_STR_TRUNC_TRAILER; bpftrace 0.26's
+// ".." by default). Like bpftrace's config it is the process's: a run
+// sets it (SetStrTruncTrailer) before its events decode.
+var strTruncTrailer atomic.Value
+
+func init() { strTruncTrailer.Store("..") }
+
+// SetStrTruncTrailer sets what follows a truncated string.
+func SetStrTruncTrailer(s string) { strTruncTrailer.Store(s) }

@@ -53,6 +53,12 @@ func Check(prog *lang.Program, opts Options) (res *Result, err error) {
 	second.run()
 	second.fixup()
 	second.recordConsts()
+	for _, d := range prog.MapDecls {
+		// bpftrace 0.26 warns about a declared map no probe uses.
+		if st := second.maps[d.Map]; st == nil || !st.used {
+			second.warnAt(d.Span(), "Unused map: %s", d.Map)
+		}
+	}
 
 	res = &Result{Prog: prog, StrLen: strlen, Opts: opts}
 	names := make([]string, 0, len(second.maps))

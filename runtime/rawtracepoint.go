@@ -3,6 +3,8 @@ package runtime
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -24,6 +26,13 @@ func (rawTracepointProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, e
 	name := ap.Func
 	if name == "" {
 		return nil, fmt.Errorf("rawtracepoint needs a name: rawtracepoint:NAME")
+	}
+	if mod := ap.Target; mod != "" && mod != "vmlinux" && !hasWildcard(mod) {
+		// rawtracepoint:MODULE:NAME: the module's BTF describes its
+		// tracepoints; without it bpftrace 0.26 says so, unplaced.
+		if _, err := os.Stat(filepath.Join("/sys/kernel/btf", mod)); err != nil {
+			return nil, &bareError{fmt.Sprintf("No BTF found for %s:%s.", mod, name), err}
+		}
 	}
 	all, err := tracepointNames()
 	if err != nil {

@@ -74,6 +74,9 @@ type Env struct {
 	// TracerOnly (--mode test) expands only the probes the tracer runs
 	// itself (BEGIN, END, test ...): nothing attaches.
 	TracerOnly bool
+	// Unsafe: --unsafe (a uprobe on a function of unknown size is
+	// attached in bpftrace 0.26 only with it).
+	Unsafe bool
 
 	src *lang.Source // the script, for warnAt
 }

@@ -221,6 +221,7 @@ func (s *session) prepare() error {
 		env.MissingProbes = "legacy"
 	}
 	env.TracerOnly = s.opts.Mode == "test" // only BEGIN, the tests and END run
+	env.Unsafe = s.opts.Unsafe
 	if s.opts.Quiet {
 		env.Progress = nil // -q: no progress line, even on a terminal
 	}

@@ -231,6 +231,18 @@ func (u uprobeProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error)
 					env.Warn(ifuncWarning(ap, path, fn, funcs))
 				}
 			}
+			if fn.size == 0 && !fn.ifunc && !resolved {
+				// A symbol of size 0 (_init): where its code ends is
+				// unknown, and the probe could land on an instruction's
+				// middle. bpftrace 0.17 refuses it as out of bounds,
+				// 0.26 unless --unsafe.
+				if env.MissingProbes == "legacy" {
+					return nil, &bareError{fmt.Sprintf("Offset outside the function bounds ('%s' size is 0)", ap.Func), nil}
+				}
+				if !env.Unsafe {
+					return nil, &bareError{fmt.Sprintf("Could not determine boundary for %s (symbol has size 0).", ap.Func), nil}
+				}
+			}
 			if ap.Offset < 0 || (fn.size > 0 && uint64(ap.Offset) >= fn.size) {
 				return nil, &bareError{fmt.Sprintf("Offset outside the function bounds ('%s' size is %d)", ap.Func, fn.size), nil}
 			}

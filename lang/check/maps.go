@@ -56,7 +56,9 @@ func (c *checker) mapAccess(m *lang.MapExpr, write bool) *mapState {
 	if bad {
 		return st
 	}
-	if len(parts) == 1 && parts[0].Kind == types.Tuple && c.opts.Compat.FlatTupleKeys() {
+	if len(parts) == 1 && parts[0].Kind == types.Tuple && c.opts.Compat.FlatTupleKeys() &&
+		!(len(parts[0].Fields) > 0 && parts[0].Fields[0].Name != "") {
+		// (A record stays one key: it prints as { .a = 1, ... }.)
 		// bpftrace 0.26: @[(1, "a")] is @[1, "a"].
 		elems := parts[0].Fields
 		parts = make([]*types.Type, len(elems))

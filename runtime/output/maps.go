@@ -254,8 +254,9 @@ func (p *Printer) addKey(w *chunkWriter, info *lang.MapInfo, parts []Value) {
 	if info.Key == nil {
 		return
 	}
-	if len(parts) == 1 && parts[0].Kind() == types.Tuple && p.Compat.FlatTupleKeys() {
-		// bpftrace 0.26: @[(1, 2)] is @[1, 2].
+	if len(parts) == 1 && parts[0].Kind() == types.Tuple && p.Compat.FlatTupleKeys() &&
+		!(len(parts[0].Names) > 0 && parts[0].Names[0] != "") {
+		// bpftrace 0.26: @[(1, 2)] is @[1, 2] (a record stays whole).
 		parts = parts[0].Elems
 	}
 	w.add("[")

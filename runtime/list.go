@@ -30,6 +30,9 @@ func List(w io.Writer, pattern string, verbose bool) error {
 type ListOptions struct {
 	Pattern string
 	Verbose bool // tracepoint fields, kfunc arguments (BTF), uprobe arguments (DWARF)
+	// DebugDirs (--debuginfo) hold separate debug files: uprobe arguments
+	// of a stripped binary come from there.
+	DebugDirs []string
 	// PID restricts uprobe listing to the binaries mapped by the process
 	// (-p): "uprobe:FUNC" or no pattern lists their functions.
 	PID int
@@ -41,6 +44,10 @@ type ListOptions struct {
 // ListWith is List with a process: bpftrace's `-l [PATTERN] -p PID`.
 func ListWith(w io.Writer, o ListOptions) error {
 	pattern, verbose := o.Pattern, o.Verbose
+	if len(o.DebugDirs) > 0 {
+		// -lv of a stripped binary: its arguments from a debug file there.
+		ktypes.SetDebugDirs(o.DebugDirs)
+	}
 	if isTypeSearch(pattern) {
 		bw := bufio.NewWriter(w)
 		defer bw.Flush()

@@ -155,6 +155,10 @@ int main(void) { usleep(300000); for (int i = 0; i < 1000; i++) { fn(i, 'x'); us
 	if r := v26(t, "-e", script); r.ExitCode == 0 {
 		t.Errorf("without --debuginfo: exit 0, want no debug information")
 	}
+	// -lv lists the arguments from the debug file too (bpftrace 0.26's
+	// dwarf test "parse stripped debuginfo - list args").
+	r = v26(t, "--debuginfo", "dbg", "-lv", "uprobe:"+bin+":fn")
+	expectOutput(t, "-lv --debuginfo", r.Stdout, "uprobe:"+bin+":fn\n    int n\n    char c\n")
 }
 
 // TestDebugStages: bpftrace 0.26's -d STAGE prints that stage only; bare

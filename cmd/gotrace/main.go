@@ -160,7 +160,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		if c.compat.ListsProgramProbes() && c.program == "" && looksLikeFile(c.listPattern) {
 			fmt.Fprintf(stderr, "WARNING: It appears that '%s' is a filename but the file does not exist. Treating '%s' as a search pattern.\n", c.listPattern, c.listPattern)
 		}
-		if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: c.listPattern, Verbose: c.verbose, PID: c.pid, Compat: c.compat}); err != nil {
+		if err := runtime.ListWith(stdout, runtime.ListOptions{Pattern: c.listPattern, Verbose: c.verbose, PID: c.pid, Compat: c.compat, DebugDirs: c.debuginfo}); err != nil {
 			printError(stderr, err)
 			return 1
 		}
@@ -520,7 +520,7 @@ func listProgram(c *config, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return 1
 	}
-	if err := gotrace.ListProgram(stdout, src, runtime.ListOptions{Verbose: c.verbose, PID: c.pid, Compat: c.compat}); err != nil {
+	if err := gotrace.ListProgram(stdout, src, runtime.ListOptions{Verbose: c.verbose, PID: c.pid, Compat: c.compat, DebugDirs: c.debuginfo}); err != nil {
 		printError(stderr, err)
 		return 1
 	}

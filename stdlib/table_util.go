@@ -119,7 +119,7 @@ func assertRows() []*Builtin {
 	return []*Builtin{
 		&Builtin{Name: "assert", Gen: genAssert, Kind: Func, Sig: "assert(bool cond, string msg)", MinArgs: 2, MaxArgs: 2,
 			Helpers: []string{"bpf_ringbuf_output"},
-			Doc:     "when cond is false: msg as an error at the call (as errorf), then exit(1)",
+			Doc:     "when cond is false: \"assert failed: msg\" as an error at the call (as errorf), then exit(1)",
 			Check: func(c Checker, call *Call) *types.Type {
 				if t := call.Args[0].Type(); t == nil || !t.IsInteger() && t.Kind != types.Pointer {
 					c.Errorf(call.Expr, "assert() expects a condition (%s provided)", TypeName(t))
@@ -157,7 +157,9 @@ func genAssert(g Gen, c *Call) error {
 	g.Emit(asm.JNE.Imm(cond, 0, ok))
 	g.Free(cond)
 	msg := c.Args[1].(*lang.StrLit).Value
-	if _, err := g.Event(EvErrorf, strings.ReplaceAll(msg, "%", "%%"), "", nil); err != nil {
+	// bpftrace's stdlib assert says "assert failed: MSG" (its stdlib test
+	// assert_macro).
+	if _, err := g.Event(EvErrorf, "assert failed: "+strings.ReplaceAll(msg, "%", "%%"), "", nil); err != nil {
 		return err
 	}
 	code := &lang.IntLit{Value: 1, Text: "1"}

@@ -72,7 +72,7 @@ BEGIN { errorf("bad %d, %s", 10, "x"); warnf("careful %d", 1); exit(); }
 		t.Errorf("errorf/warnf: exit %d, stdout %q, stderr:\n%s\nwant:\n%s", r.ExitCode, r.Stdout, r.Stderr, want)
 	}
 	r = run(t, testkit.Gotrace(t), append(append([]string{}, v26...), "-e", assertScript)...)
-	want = `stdin:1:60-89: ERROR: x is not 2
+	want = `stdin:1:60-89: ERROR: assert failed: x is not 2
 BEGIN { $x = 1; assert($x == 1, "one"); printf("after\n"); assert($x == 2, "x is not 2"); printf("not here\n"); }
                                                            ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 `

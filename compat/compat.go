@@ -148,8 +148,9 @@ func (v Version) PidInTracerNS() bool { return v != V017 }
 func (v Version) NsecsBoot() bool { return v != V017 }
 
 // PidParseMessages: bpftrace 0.26 reports a bad -p as "Failed to parse pid:
-// invalid integer: X" / "invalid trailing bytes: X" and "Pid out of range:
-// N"; 0.17 as "pid 'X' is not a valid decimal number" and "pid 'X' out of
+// invalid integer: X" / "invalid trailing bytes: X" / "pid 'N' out of valid
+// pid range [1,4194304]" (bpftrace's basic test "pid outside of valid pid
+// range"); 0.17 as "pid 'X' is not a valid decimal number" and "pid 'X' out of
 // valid pid range [1,4194304]".
 func (v Version) PidParseMessages() bool { return v != V017 }
 

@@ -535,7 +535,7 @@ func checkPid(c *config) error {
 		}
 		pid, err := strconv.ParseUint(v, 10, 64)
 		if err != nil || pid > 0x400000 {
-			return fmt.Errorf("Pid out of range: %s", v)
+			return fmt.Errorf("Failed to parse pid: pid '%s' out of valid pid range [1,4194304]", v)
 		}
 		c.pid = int(pid)
 		return nil

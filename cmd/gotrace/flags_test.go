@@ -68,7 +68,7 @@ func TestParseArgsErrors(t *testing.T) {
 		{[]string{"-p", "a1111", "f.bt"}, "Failed to parse pid: invalid integer: a1111"},
 		{[]string{"-p", "111a1", "f.bt"}, "Failed to parse pid: invalid trailing bytes: 111a1"},
 		{[]string{"--pid", "not_a_pid"}, "Failed to parse pid: invalid integer: not_a_pid"},
-		{[]string{"-p", "4194305"}, "Pid out of range: 4194305"},
+		{[]string{"-p", "4194305"}, "Failed to parse pid: pid '4194305' out of valid pid range [1,4194304]"},
 		{[]string{"--compat", "0.17", "-p", "a1111", "f.bt"}, "pid 'a1111' is not a valid decimal number"},
 		{[]string{"--compat", "0.17", "-p", "111a1", "f.bt"}, "pid '111a1' is not a valid decimal number"},
 		{[]string{"--compat", "0.17", "-p", "-5"}, "pid '-5' out of valid pid range [1,4194304]"},

@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/gotrace/gotrace/ktypes"
@@ -63,6 +64,21 @@ func (usdtProvider) Expand(ap *lang.AttachPoint, env *Env) ([]*Probe, error) {
 			})
 		}
 	}
+	// Attach in the notes' order, each file's probes by address, as
+	// bpftrace does (it reads the notes in order): with a wildcard the
+	// first probe to fire is then the one bpftrace's would be.
+	rank := map[string]int{}
+	for _, p := range out {
+		if _, ok := rank[p.Target]; !ok {
+			rank[p.Target] = len(rank)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if ri, rj := rank[out[i].Target], rank[out[j].Target]; ri != rj {
+			return ri < rj
+		}
+		return out[i].Addr < out[j].Addr
+	})
 	if len(out) == 0 {
 		where := target
 		if where == "" {

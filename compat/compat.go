@@ -284,3 +284,9 @@ func (v Version) PositionalStrings() bool { return v != V017 }
 // tuple_with_struct, print_non_map_nested_struct), `{ "m": 2, "n": 3 }` in
 // 0.17; not verified which release changed it.
 func (v Version) JSONCompactRecords() bool { return v != V017 }
+
+// NotifyOnStdout: bpftrace's test runner line __BPFTRACE_NOTIFY_PROBES_ATTACHED
+// goes to stdout in bpftrace 0.26 (its json-output tests pipe `-q -f json`
+// through `tail -n +2` to drop it; bpftrace PR #3678 moved such output from
+// stderr to stdout), to stderr in 0.17.
+func (v Version) NotifyOnStdout() bool { return v != V017 }

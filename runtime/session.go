@@ -386,10 +386,17 @@ func (s *session) attach() error {
 		fmt.Fprintf(s.opts.Stderr, "attached %d probes in %v\n", pl.total, time.Since(start).Round(time.Millisecond))
 	}
 	notify := func() {
-		if s.opts.NotifyAttached {
-			// On stderr, as bpftrace: stdout may be JSON a reader parses.
-			fmt.Fprintln(s.opts.Stderr, NotifyAttachedEnv)
+		if !s.opts.NotifyAttached {
+			return
 		}
+		if s.opts.Compat.NotifyOnStdout() && s.opts.Stdout != nil {
+			// bpftrace 0.26 prints it on stdout, before BEGIN's output
+			// (its json-output tests drop that first line with tail).
+			fmt.Fprintln(s.opts.Stdout, NotifyAttachedEnv)
+			return
+		}
+		// bpftrace 0.17: on stderr.
+		fmt.Fprintln(s.opts.Stderr, NotifyAttachedEnv)
 	}
 	if s.opts.Compat.AttachedAfter() {
 		// bpftrace 0.26: "Attached N probes" once everything is attached,

@@ -207,3 +207,20 @@ func TestV026Bench(t *testing.T) {
 		t.Errorf("json: stdout:\n%s", r.Stdout)
 	}
 }
+
+// TestNotifyStream: bpftrace's runner line __BPFTRACE_NOTIFY_PROBES_ATTACHED
+// goes to stdout in 0.26 mode, before BEGIN's output (bpftrace 0.26's
+// json-output tests drop it with `tail -n +2`), to stderr in 0.17 mode.
+func TestNotifyStream(t *testing.T) {
+	requireTracing(t)
+	for _, c := range []struct{ compat, stdout, stderr string }{
+		{"0.26", testkit.NotifyAttached + "\n{\"type\": \"value\", \"data\": 1}\n", ""},
+		{"0.17", "{\"type\": \"value\", \"data\": 1}\n", testkit.NotifyAttached + "\n"},
+	} {
+		cmd := exec.Command(testkit.Gotrace(t), "--compat", c.compat, "-q", "-f", "json", "-e", "BEGIN { print(1); exit(); }")
+		cmd.Env = append(os.Environ(), testkit.NotifyAttached+"=1")
+		r := testkit.RunBounded(t, 20*time.Second, cmd)
+		expectOutput(t, c.compat+" stdout", strings.TrimRight(r.Stdout, "\n")+"\n", c.stdout)
+		expectOutput(t, c.compat+" stderr", r.Stderr, c.stderr)
+	}
+}

@@ -391,7 +391,12 @@ func (s *session) attach() error {
 		}
 		if s.opts.Compat.NotifyOnStdout() && s.opts.Stdout != nil {
 			// bpftrace 0.26 prints it on stdout, before BEGIN's output
-			// (its json-output tests drop that first line with tail).
+			// (its json-output tests drop that first line with tail):
+			// in front of what BEGIN printed, which is held until now.
+			if p, ok := s.opts.Stdout.(interface{ Prepend([]byte) error }); ok {
+				p.Prepend([]byte(NotifyAttachedEnv + "\n"))
+				return
+			}
 			fmt.Fprintln(s.opts.Stdout, NotifyAttachedEnv)
 			return
 		}

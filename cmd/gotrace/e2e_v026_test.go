@@ -223,4 +223,10 @@ func TestNotifyStream(t *testing.T) {
 		expectOutput(t, c.compat+" stdout", strings.TrimRight(r.Stdout, "\n")+"\n", c.stdout)
 		expectOutput(t, c.compat+" stderr", r.Stderr, c.stderr)
 	}
+	// BEGIN's output is held until the probes are attached: the line
+	// comes before it even when BEGIN printed no newline.
+	cmd := exec.Command(testkit.Gotrace(t), "--compat", "0.26", "-e", `begin { printf("%x", 0x1234); }`)
+	cmd.Env = append(os.Environ(), testkit.NotifyAttached+"=1")
+	r := testkit.RunBounded(t, 20*time.Second, cmd)
+	expectOutput(t, "held BEGIN output", strings.TrimRight(r.Stdout, "\n"), testkit.NotifyAttached+"\n1234")
 }

@@ -117,7 +117,7 @@ func LexerStart(src *Source, sp Span, at func(off int) Pos) Span {
 	if off > len(src.Text) {
 		return sp
 	}
-	for off > 0 && !isSpaceByte(src.Text[off-1]) {
+	for off > 0 && !isSpace(src.Text[off-1]) {
 		off--
 	}
 	if off != sp.Start.Offset {
@@ -129,7 +129,6 @@ func LexerStart(src *Source, sp Span, at func(off int) Pos) Span {
 	return sp
 }
 
-func isSpaceByte(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
 
 // ShiftColumns gives sp's columns as bpftrace 0.17 counts them: its lexer
 // counts the character that ends a struct, union or enum type name in a
